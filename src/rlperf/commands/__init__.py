@@ -1,0 +1,1 @@
+"""CLI commands, one module each: add_parser(subparsers, name, help) and run(args) -> exit code."""

@@ -1,0 +1,12 @@
+"""Errors that map to exit codes: bad user input is exit 2, never a traceback."""
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user (flag, file, name); the message names the problem and the valid choices."""
+
+
+def choice_error(what: str, value: object, valid) -> UsageError:
+    """A UsageError for a value outside a closed set, listing the valid ones."""
+    return UsageError(f"unknown {what} {value!r}; valid: {', '.join(map(str, valid))}")

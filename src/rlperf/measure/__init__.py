@@ -1,0 +1,1 @@
+"""Timers, statistics, memory guards and machine identity."""

@@ -1,0 +1,48 @@
+"""Memory guards that run before any allocation, so an infeasible point is a skip, never a crash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOST_FRACTION = 0.8  # table + pinned batches must fit in this share of available RAM
+DEVICE_SAFETY_FACTOR = 1.15  # the reference benchmark's guard on free device memory
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str = ""
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.2f} GiB ({int(n):,} B)"
+
+
+def available_host_bytes() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def free_device_bytes(device) -> int:
+    import torch
+
+    free, _total = torch.cuda.mem_get_info(device)
+    return int(free)
+
+
+def check_host(need_bytes: int, what: str, available: int | None = None) -> Verdict:
+    available = available_host_bytes() if available is None else available
+    budget = HOST_FRACTION * available
+    if need_bytes > budget:
+        return Verdict(False, f"host memory: {what} needs {_gib(need_bytes)}, budget is {HOST_FRACTION:g} x "
+                              f"available {_gib(available)} = {_gib(budget)}")
+    return Verdict(True)
+
+
+def check_device(need_bytes: int, what: str, free: int, device_name: str = "cuda") -> Verdict:
+    need = need_bytes * DEVICE_SAFETY_FACTOR
+    if need > free:
+        return Verdict(False, f"device memory on {device_name}: {what} needs {_gib(need_bytes)} x "
+                              f"{DEVICE_SAFETY_FACTOR} = {_gib(need)}, free {_gib(free)}")
+    return Verdict(True)

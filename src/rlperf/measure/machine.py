@@ -1,0 +1,104 @@
+"""Machine identity as data: stored with every result and used as asv facets."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import shutil
+import subprocess
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _ram_bytes() -> tuple[int, int]:
+    import psutil
+
+    vm = psutil.virtual_memory()
+    return int(vm.total), int(vm.available)
+
+
+def _nvidia_driver() -> str | None:
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def _gpu() -> dict:
+    try:
+        import torch
+    except ImportError:
+        return {"gpu": "none", "gpu_count": 0, "gpu_memory_bytes": 0, "cuda": None, "torch": None}
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": "none", "gpu_count": 0,
+            "gpu_memory_bytes": 0}
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info.update(gpu=props.name, gpu_count=torch.cuda.device_count(),
+                    gpu_memory_bytes=int(props.total_memory))
+    return info
+
+
+@functools.lru_cache(maxsize=1)
+def machine_identity() -> dict:
+    """CPU, cores, RAM, GPU model and count, driver, CUDA, torch, numba: one flat dict of facts."""
+    import numpy
+
+    total, available = _ram_bytes()
+    ident = {
+        "cpu": _cpu_model(),
+        "num_cpu": os.cpu_count() or 1,
+        "ram_bytes": total,
+        "ram_available_bytes_at_start": available,
+        "os": f"{platform.system()} {platform.release()}",
+        "arch": platform.machine(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+    }
+    ident.update(_gpu())
+    ident["driver"] = _nvidia_driver() if ident["gpu_count"] else None
+    try:
+        import numba
+
+        ident["numba"] = numba.__version__
+    except ImportError:
+        ident["numba"] = None
+    ident["name"] = machine_name(ident)
+    return ident
+
+
+def _slug(text: str) -> str:
+    text = re.sub(r"\(r\)|\(tm\)|cpu|processor|@.*$", "", text.lower())
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+
+
+def machine_name(ident: dict | None = None) -> str:
+    """A stable name for the results folder: RLPERF_MACHINE, else '<gpu>x<n>-<cpus>vcpu-<cpu model>'."""
+    if os.environ.get("RLPERF_MACHINE"):
+        return os.environ["RLPERF_MACHINE"]
+    ident = ident or machine_identity()
+    gpu = f"{_slug(ident['gpu'])}x{ident['gpu_count']}" if ident["gpu_count"] else "cpu"
+    return f"{gpu}-{ident['num_cpu']}vcpu-{_slug(ident['cpu'])}"[:80]
+
+
+def one_line(ident: dict | None = None) -> str:
+    """'CPU: … (n cores) | GPU: … | Memory: … GB', the reference tools' device line."""
+    ident = ident or machine_identity()
+    gpu = f"{ident['gpu']} x{ident['gpu_count']}" if ident["gpu_count"] else "none"
+    return (f"CPU: {ident['cpu']} ({ident['num_cpu']} cores) | GPU: {gpu} | "
+            f"Memory: {ident['ram_bytes'] / 1e9:.0f} GB")

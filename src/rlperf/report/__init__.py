@@ -1,0 +1,1 @@
+"""Versioned JSON results, charts and markdown reports."""
