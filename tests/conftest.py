@@ -1,10 +1,15 @@
-"""Shared fixtures: hermetic Numba cache, GPU marker handling."""
+"""Shared test set-up: a hermetic Numba cache and clean skips of `gpu` tests without CUDA."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
+
+# Numba reads NUMBA_CACHE_DIR once, at import: set it before any test module imports numba, so
+# compiled kernels go to a per-session folder and never into the source tree or a stale cache.
+os.environ.setdefault("NUMBA_CACHE_DIR", tempfile.mkdtemp(prefix="rlperf-numba-cache-"))
 
 
 def _cuda_available() -> bool:
@@ -23,11 +28,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _hermetic_numba_cache(tmp_path_factory):
-    """Compiled kernels go to a per-session folder, never into the source tree."""
-    if "NUMBA_CACHE_DIR" not in os.environ:
-        os.environ["NUMBA_CACHE_DIR"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
