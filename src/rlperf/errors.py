@@ -7,6 +7,7 @@ class UsageError(Exception):
     """Bad input from the user (flag, file, name); the message names the problem and the valid choices."""
 
 
-def choice_error(what: str, value: object, valid) -> UsageError:
+def choice_error(what: str, value: object, valid, context: str = "") -> UsageError:
     """A UsageError for a value outside a closed set, listing the valid ones."""
-    return UsageError(f"unknown {what} {value!r}; valid: {', '.join(map(str, valid))}")
+    where = f" {context}" if context else ""
+    return UsageError(f"unknown {what} {value!r}{where}; valid: {', '.join(map(str, valid))}")

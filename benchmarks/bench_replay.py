@@ -1,0 +1,82 @@
+"""asv replay suite: one class per reference quantity, parameter points from rlperf.replay.cases.
+
+Each `track_ms` returns CUDA-event or synchronised wall-clock samples as `{"samples": [...]}`, so asv
+computes the statistics (all values are costs in ms: lower is better). Infeasible points raise
+NotImplementedError in setup with the guard's reason (bytes needed and available) and show as n/a.
+"""
+
+from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS, ReplayCase,
+                                 Resources, feasibility)
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
+from rlperf.replay.placements import PLACEMENTS
+from rlperf.replay.run import build_placement, learner_device
+
+WARMUP, REPEAT = 5, 20
+
+
+def _placements_reporting(metric):
+    return [name for name, cls in PLACEMENTS.items() if metric in cls.metrics]
+
+
+def _threads(gpus):
+    import os
+
+    return max(1, (os.cpu_count() or 1) // gpus)
+
+
+class _ReplayMetric:
+    """Base: set up one placement per (capacity, placement, GPUs) once per process, then time `metric`."""
+
+    metric = None
+    param_names = ["capacity_exp", "placement", "gpus"]
+    unit = "ms"
+    timeout = 1800  # filling a 2^24-row host table and pinning staging takes minutes on big hosts
+    number = 1
+    repeat = 1
+    rounds = 1
+
+    def setup(self, capacity_exp, placement, gpus):
+        key = (capacity_exp, placement, gpus)
+        if getattr(self, "_key", None) == key:
+            return
+        case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
+        verdict = feasibility(case, Resources.probe())
+        if not verdict.ok:
+            raise NotImplementedError(verdict.reason)
+        if self.metric != CPU_SAMPLE and learner_device() is None:
+            raise NotImplementedError("no CUDA device: device timing not measured")
+        self._placement = build_placement(case, threads=_threads(gpus), seed=12345)
+        self._placement.setup()
+        self._placement.verify()
+        self._key = key
+
+    def track_ms(self, capacity_exp, placement, gpus):
+        return {"samples": self._placement.measure(self.metric, warmup=WARMUP, repeat=REPEAT), "number": 1}
+
+
+class ReplayCpuSample(_ReplayMetric):
+    """Host random gather of one learner batch into staging (torch threads = cores // GPUs)."""
+
+    metric = CPU_SAMPLE
+    params = [list(CAPACITY_EXPONENTS), _placements_reporting(CPU_SAMPLE), list(GPU_COUNTS)]
+
+
+class ReplayH2D(_ReplayMetric):
+    """H2D copy of one gathered batch on a copy stream (CUDA events)."""
+
+    metric = H2D
+    params = [list(CAPACITY_EXPONENTS), _placements_reporting(H2D), list(GPU_COUNTS)]
+
+
+class ReplayEndToEnd(_ReplayMetric):
+    """Host replay to a batch on the learner GPU, its own synchronised pass."""
+
+    metric = END_TO_END
+    params = [list(CAPACITY_EXPONENTS), _placements_reporting(END_TO_END), list(GPU_COUNTS)]
+
+
+class ReplayGpuSample(_ReplayMetric):
+    """GPU-resident device randint + gather (CUDA events)."""
+
+    metric = GPU_SAMPLE
+    params = [list(CAPACITY_EXPONENTS), _placements_reporting(GPU_SAMPLE), list(GPU_COUNTS)]

@@ -1,0 +1,158 @@
+"""`rlperf replay`: measure replay placements over capacities and GPU counts, write JSON + charts.
+
+Flags follow the reference benchmark (workloads.md A7) so its users feel at home.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from rlperf.errors import UsageError
+from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
+                                 iter_cases, parse_positive_list, workload_for)
+
+SCHEMA, SCHEMA_VERSION = "rlperf.replay", 1
+DEFAULT_OUT = "out/replay/results.json"
+
+
+def add_parser(sub, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--task", default=DEFAULT_TASK)
+    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--gpu-counts", default="1,2,4,8", help="world sizes; those above the visible GPUs are skipped")
+    p.add_argument("--capacity-exponents", default=None,
+                   help=f"comma list e, capacity 2**e rows (default {','.join(map(str, CAPACITY_EXPONENTS))})")
+    p.add_argument("--capacity-rows", default=None, help="explicit comma list of capacities (overrides exponents)")
+    p.add_argument("--placements", default=",".join(DEFAULT_PLACEMENTS),
+                   help=f"comma list of: {', '.join(DEFAULT_PLACEMENTS)}")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--torch-threads", default="auto", help="'auto' = cpu_count // world size, or an integer")
+    p.add_argument("--no-ceilings", action="store_true", help="skip measuring host/PCIe/HBM ceilings")
+    p.add_argument("--out-json", default=DEFAULT_OUT)
+    p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--plot-only", metavar="PATH", default=None,
+                   help="rebuild charts and analysis.md from a saved results JSON, measuring nothing")
+
+
+def _capacities(args) -> list[int]:
+    if args.capacity_rows:
+        return parse_positive_list(args.capacity_rows, "--capacity-rows")
+    if args.capacity_exponents:
+        exps = parse_positive_list(args.capacity_exponents, "--capacity-exponents")
+        if max(exps) > 40:
+            raise UsageError(f"--capacity-exponents: {max(exps)} is beyond any machine (max 40)")
+        return [2**e for e in exps]
+    return [2**e for e in CAPACITY_EXPONENTS]
+
+
+def _threads(text: str, world_size: int) -> int:
+    if text == "auto":
+        return max(1, (os.cpu_count() or 1) // world_size)
+    value = parse_positive_list(text, "--torch-threads")
+    if len(value) != 1:
+        raise UsageError("--torch-threads takes one integer or 'auto'")
+    return value[0]
+
+
+def _validate(args) -> None:
+    for flag in ("warmup", "repeat"):
+        if getattr(args, flag) < (1 if flag == "repeat" else 0):
+            raise UsageError(f"--{flag} must be {'positive' if flag == 'repeat' else '>= 0'}, "
+                             f"got {getattr(args, flag)}")
+    if args.torch_threads != "auto":
+        _threads(args.torch_threads, 1)
+
+
+def run(args) -> int:
+    if args.plot_only:
+        return _plot_only(args)
+    _validate(args)
+    gpu_counts = parse_positive_list(args.gpu_counts, "--gpu-counts")
+    placements = [p.strip() for p in args.placements.split(",") if p.strip()]
+    cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
+                       gpu_counts=gpu_counts)
+    out_json = Path(args.out_json)
+    doc = measure(cases, args, gpu_counts)
+    return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
+
+
+def measure(cases, args, gpu_counts) -> dict:
+    """Run every case (skips recorded with reasons); returns the result document."""
+    from tqdm import tqdm
+
+    from rlperf.measure.ceilings import measure_ceilings
+    from rlperf.measure.machine import machine_identity, one_line
+    from rlperf.replay.cases import Resources
+    from rlperf.replay.run import learner_device, run_case
+
+    res = Resources.probe()
+    threads_1 = _threads(args.torch_threads, 1)
+    ceilings = {} if args.no_ceilings else measure_ceilings(learner_device(), threads=threads_1)
+    results, skipped = [], []
+    for case in tqdm(cases, desc="replay cases", unit="case", file=sys.stderr):
+        outcome = run_case(case, res, warmup=args.warmup, repeat=args.repeat,
+                           threads=_threads(args.torch_threads, case.gpus), seed=args.seed, ceilings=ceilings)
+        skipped += outcome.skipped
+        if outcome.result:
+            results.append(outcome.result)
+    ident = machine_identity()
+    return {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "rlperf " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["replay"] else "rlperf replay",
+        "machine": ident, "device_info": one_line(ident),
+        "args": {"task": args.task, "sim": args.sim, "gpu_counts": gpu_counts,
+                 "capacity_rows": sorted({c.capacity_rows for c in cases}),
+                 "placements": sorted({c.placement for c in cases}, key=list(DEFAULT_PLACEMENTS).index),
+                 "warmup": args.warmup, "repeat": args.repeat, "seed": args.seed,
+                 "torch_threads": args.torch_threads, "prefill": "pattern (row index + ramp)",
+                 "index_mode": "timed", "sampling": "uniform with replacement over the full capacity"},
+        "workload": workload_for(args.task, args.sim).summary(),
+        "ceilings": ceilings, "results": results, "skipped": skipped,
+    }
+
+
+def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
+    from rlperf.report.jsonio import write_json
+
+    doc["plots"] = [] if no_plots else [str(p) for p in _reports(doc, plot_dir)]
+    doc["analysis_markdown"] = str(plot_dir / "analysis.md")
+    write_json(out_json, doc)
+    print(f"wrote {out_json} ({len(doc['results'])} measured, {len(doc['skipped'])} skipped)")
+    for p in doc["plots"]:
+        print(f"wrote {p}")
+    if not doc["results"]:
+        print("no case could run; see 'skipped' in the JSON for the reasons", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _reports(doc: dict, plot_dir: Path) -> list[Path]:
+    from rlperf.report.replay_charts import write_charts
+    from rlperf.report.replay_markdown import analysis_lines
+
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    (plot_dir / "analysis.md").write_text("\n".join(analysis_lines(doc)) + "\n")
+    return write_charts(doc, plot_dir) if doc["results"] else []
+
+
+def _plot_only(args) -> int:
+    from rlperf.report.jsonio import read_json
+
+    path = Path(args.plot_only)
+    doc = read_json(path, schema=SCHEMA, versions=(SCHEMA_VERSION,))
+    for key in ("results", "skipped", "workload", "args"):
+        if key not in doc:
+            raise UsageError(f"{path}: malformed rlperf replay result, missing key {key!r}")
+    plot_dir = Path(args.plot_dir) if args.plot_dir else path.parent
+    for p in _reports(doc, plot_dir):
+        print(f"wrote {p}")
+    print(f"wrote {plot_dir / 'analysis.md'}")
+    return 0

@@ -1,0 +1,1 @@
+"""Hydra configs shipped inside the package (composed with rlperf.workload.compose)."""

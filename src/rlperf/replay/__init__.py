@@ -1,0 +1,1 @@
+"""Replay: packed row layout, storage contract, placements and the replay case registry."""

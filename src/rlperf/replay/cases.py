@@ -1,0 +1,114 @@
+"""The replay case registry: one parameter point = (task, sim, placement, capacity, GPU count).
+
+The CLI, the asv suite and the pytest-benchmark front end all enumerate cases from here, and all
+ask `feasibility()` before allocating anything, so an infeasible point is a skip with a reason.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from rlperf.errors import UsageError, choice_error
+from rlperf.measure import guards
+from rlperf.replay.placements import PLACEMENTS
+from rlperf.workload import Workload, compose
+
+DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
+CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
+GPU_COUNTS = (1, 2, 4, 8)
+DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
+
+
+@functools.lru_cache(maxsize=None)
+def workload_for(task: str, sim: str) -> Workload:
+    return compose(task, sim)
+
+
+@dataclass(frozen=True)
+class ReplayCase:
+    task: str
+    sim: str
+    placement: str
+    capacity_rows: int
+    gpus: int = 1
+
+    @property
+    def workload(self) -> Workload:
+        return workload_for(self.task, self.sim).with_gpus(self.gpus)
+
+    @property
+    def placement_cls(self):
+        return PLACEMENTS[self.placement]
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}/{self.sim}/{self.placement}/cap{self.capacity_rows}/gpus{self.gpus}"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the machine offers, read once (tests pass their own)."""
+
+    cuda_devices: int
+    host_available_bytes: int
+    device_free_bytes: int  # free memory of the first visible GPU, 0 without CUDA
+
+    @classmethod
+    def probe(cls) -> "Resources":
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        free = guards.free_device_bytes(0) if n else 0
+        return cls(n, guards.available_host_bytes(), free)
+
+
+def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
+    """Skip reasons, in the order a user would want to hear them; ok=True when the case can run."""
+    cls = case.placement_cls
+    if case.gpus > 1:
+        if case.gpus > res.cuda_devices:
+            return guards.Verdict(False, f"needs {case.gpus} GPUs, {res.cuda_devices} visible")
+        return guards.Verdict(False, f"{case.gpus}-GPU replay needs the process-per-rank harness "
+                                     "(not in this version); measured per rank at 1 GPU")
+    if cls.needs_cuda and res.cuda_devices == 0:
+        return guards.Verdict(False, f"placement {case.placement!r} needs a CUDA device; none visible")
+    wl = case.workload
+    need = cls.memory_need(wl.layout, case.capacity_rows, wl.sample_rows_per_rank)
+    what = f"{case.placement} at {case.capacity_rows:,} rows"
+    if need.host_bytes:
+        verdict = guards.check_host(need.host_bytes, what, res.host_available_bytes)
+        if not verdict.ok:
+            return verdict
+    if need.device_bytes and res.cuda_devices:
+        verdict = guards.check_device(need.device_bytes, what, res.device_free_bytes, "cuda:0")
+        if not verdict.ok:
+            return verdict
+    missing = cls.unavailable_reason()
+    return guards.Verdict(False, missing) if missing else guards.Verdict(True)
+
+
+def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_rows=None,
+               placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
+    """Cases in measurement order: GPU count, capacity, placement."""
+    for name in placements:
+        if name not in PLACEMENTS:
+            raise choice_error("placement", name, PLACEMENTS)
+    workload_for(task, sim)  # validates task and sim with a clear error
+    caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
+    return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]
+
+
+def parse_positive_list(text: str, what: str) -> list[int]:
+    """'1,2,4' -> [1, 2, 4], deduplicated in order; rejects empty, non-integer and non-positive values."""
+    values = []
+    for part in (p.strip() for p in str(text).split(",")):
+        try:
+            value = int(part)
+        except ValueError:
+            raise UsageError(f"{what}: {part!r} is not an integer (expected a comma list like 1,2,4)") from None
+        if value <= 0:
+            raise UsageError(f"{what}: {value} must be positive")
+        if value not in values:
+            values.append(value)
+    return values

@@ -1,0 +1,85 @@
+"""The placement contract: allocate, add rows, sample a batch to the learner's device, report bytes.
+
+A placement is one short module behind this interface (the TorchRL storage/sampler idea); the
+benchmark front ends only ever talk to `Placement`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from rlperf.replay.layout import RowLayout
+from rlperf.replay.tables import row_ids
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    host_bytes: int
+    device_bytes: int
+
+
+class Placement(ABC):
+    """Where the replay lives and how a learner batch of `sample_rows` rows reaches `device`."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    needs_cuda: ClassVar[bool] = False
+    metrics: ClassVar[tuple[str, ...]] = ()
+    align_bytes: ClassVar[int] = 0
+
+    def __init__(self, *, layout: RowLayout, capacity: int, sample_rows: int, device: torch.device | None,
+                 threads: int, seed: int):
+        self.layout = layout.padded(self.align_bytes) if self.align_bytes else layout
+        self.capacity = capacity
+        self.sample_rows = sample_rows
+        self.device = device  # learner device; None on a CPU-only machine
+        self.threads = threads
+        self.seed = seed
+
+    @classmethod
+    def memory_need(cls, layout: RowLayout, capacity: int, sample_rows: int) -> MemoryNeed:
+        """Bytes this placement allocates, checked by the guards before anything is allocated."""
+        raise NotImplementedError
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this placement cannot run in this environment at all (a missing library), else None."""
+        return None
+
+    @classmethod
+    def stored_layout(cls, layout: RowLayout) -> RowLayout:
+        return layout.padded(cls.align_bytes) if cls.align_bytes else layout
+
+    @abstractmethod
+    def setup(self) -> None:
+        """Allocate and prefill (every page written); expensive, once per process and case."""
+
+    @abstractmethod
+    def sample(self) -> torch.Tensor:
+        """One learner batch `(sample_rows, width)`; on the learner device when there is one."""
+
+    @abstractmethod
+    def last_indices(self) -> torch.Tensor:
+        """Indices drawn by the last `sample()` (for verification)."""
+
+    @abstractmethod
+    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
+        """Samples in ms of one of `self.metrics`."""
+
+    @abstractmethod
+    def bytes_per_sample(self) -> dict[str, int]:
+        """Bytes one learner batch moves: h2d, host_read, device_read (0 where not applicable)."""
+
+    def verify(self) -> None:
+        """Check one real batch: every sampled row is the written row its index names."""
+        rows = self.sample()
+        if self.device is not None and self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        got = row_ids(rows).cpu()
+        want = self.last_indices().cpu()
+        if rows.shape != (self.sample_rows, self.layout.width) or not torch.equal(got, want):
+            raise AssertionError(f"{self.name}: gathered rows do not match their indices")

@@ -1,0 +1,94 @@
+"""Host-authoritative replay + a GPU learner cache refreshed in bulk (limits-and-practices.md 2.4).
+
+The pinned host table stays authoritative; the GPU holds a cache of M rows. Every learner iteration a
+contiguous block of M / K cache rows is refreshed from the host by copy-engine DMA on a copy stream
+(no CPU cores), while the learner samples uniformly from the cache on its own stream. Samples come
+from a rotating subset rather than all C rows: a statistical difference to declare, not hide.
+It moves fewer PCIe bytes than direct host sampling only when K > M / S.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlperf.measure.timing import time_wall
+from rlperf.replay.metrics import END_TO_END
+from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
+from rlperf.replay.tables import filled_table
+
+CACHE_ROWS_MAX = 2**22  # M: 15.6 GB of motion-tracking rows (padded)
+REFRESH_PERIOD = 256  # K: iterations per full cache refresh
+
+
+class GpuCacheReplay(Placement):
+    name = "gpu-cache"
+    summary = (f"pinned host table + GPU cache of min(C, {CACHE_ROWS_MAX:,}) rows, 1/{REFRESH_PERIOD} "
+               "of it refreshed per iteration by DMA, overlapped with the cache gather")
+    needs_cuda = True
+    metrics = (END_TO_END,)
+    align_bytes = 16
+
+    @staticmethod
+    def cache_rows(capacity: int) -> int:
+        return min(capacity, CACHE_ROWS_MAX)
+
+    @classmethod
+    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
+        row = cls.stored_layout(layout).stored_row_bytes
+        return MemoryNeed(host_bytes=capacity * row,
+                          device_bytes=(cls.cache_rows(capacity) + sample_rows) * row + sample_rows * 8)
+
+    def setup(self) -> None:
+        self.table = filled_table(self.capacity, self.layout.stored_width, pin_memory=True)
+        self.m = self.cache_rows(self.capacity)
+        self.block = max(1, self.m // REFRESH_PERIOD)
+        self.cache = self.table[: self.m].to(self.device)
+        self.cache_origin = torch.arange(self.m, dtype=torch.int64, device=self.device)  # host row of each slot
+        self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
+                               device=self.device)
+        self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
+        self.gen = torch.Generator(device=self.device).manual_seed(self.seed + DEVICE_SEED_OFFSET)
+        self.copy_stream = torch.cuda.Stream(self.device)
+        self.learn_stream = torch.cuda.Stream(self.device)
+        self.slot = 0  # next cache block to refresh
+        self.src = 0  # next host row to bring in
+        torch.cuda.synchronize(self.device)
+
+    def _next_block(self) -> tuple[int, int, int]:
+        """(cache lo, cache hi, host src) of the block to refresh now; blocks never straddle an end."""
+        lo = self.slot * self.block
+        hi = min(lo + self.block, self.m)
+        src = self.src if self.src + (hi - lo) <= self.capacity else 0
+        return lo, hi, src
+
+    def sample(self) -> torch.Tensor:
+        """Gather from every cache block except the one being refreshed, while its DMA runs."""
+        lo, hi, src = self._next_block()
+        with torch.cuda.stream(self.learn_stream):
+            torch.randint(self.m - (hi - lo), (self.sample_rows,), generator=self.gen, device=self.device,
+                          out=self.idx)
+            self.idx.add_(hi).remainder_(self.m)  # skip [lo, hi): uniform over the other slots
+            torch.index_select(self.cache, 0, self.idx, out=self.out)
+            self.batch_origin = self.cache_origin[self.idx]
+        with torch.cuda.stream(self.copy_stream):
+            self.cache[lo:hi].copy_(self.table[src: src + hi - lo], non_blocking=True)
+            self.cache_origin[lo:hi] = torch.arange(src, src + hi - lo, device=self.device)
+        self.slot = (self.slot + 1) % -(-self.m // self.block)
+        self.src = (src + hi - lo) % self.capacity
+        self.learn_stream.synchronize()
+        self.copy_stream.synchronize()
+        return self.out[:, : self.layout.width]
+
+    def last_indices(self) -> torch.Tensor:
+        """Host row ids of the last batch (the cache maps slots to host rows)."""
+        return self.batch_origin
+
+    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
+        if metric != END_TO_END:
+            raise KeyError(metric)
+        return time_wall(self.sample, warmup=warmup, repeat=repeat, devices=[self.device])
+
+    def bytes_per_sample(self) -> dict[str, int]:
+        row = self.layout.stored_row_bytes
+        return {"h2d": self.block * row, "host_read": self.block * row, "device_read": self.sample_rows * row}

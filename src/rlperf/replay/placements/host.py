@@ -1,0 +1,107 @@
+"""Host-authoritative replay: CPU random gather into staging, then H2D on a copy stream.
+
+`host` stages into pinned memory (DMA straight from the staging buffer); `host-pageable` stages into
+pageable memory (the driver bounces it through its own pinned buffers, synchronously);
+`host-pipelined` gathers chunk k+1 while chunk k is already on its way to the GPU.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlperf.measure.timing import time_cuda, time_wall
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, H2D
+from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.tables import filled_table
+
+
+class HostReplay(Placement):
+    name = "host"
+    summary = "host table, CPU gather (torch threads) -> pinned staging -> H2D on a copy stream"
+    pinned = True
+    metrics = (CPU_SAMPLE, H2D, END_TO_END)
+
+    @classmethod
+    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
+        stored = cls.stored_layout(layout)
+        batch = sample_rows * stored.stored_row_bytes
+        return MemoryNeed(host_bytes=capacity * stored.stored_row_bytes + batch + sample_rows * 8,
+                          device_bytes=batch)
+
+    def setup(self) -> None:
+        torch.set_num_threads(self.threads)
+        cuda = self.device is not None and self.device.type == "cuda"
+        self.table = filled_table(self.capacity, self.layout.stored_width)
+        self.staging = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
+                                   pin_memory=self.pinned and cuda)
+        self.staging.fill_(0)  # fault the staging pages in now, not inside the first timed call
+        self.idx = torch.empty(self.sample_rows, dtype=torch.int64)
+        self.gen = torch.Generator().manual_seed(self.seed)
+        if cuda:
+            self.target = torch.empty_like(self.staging, device=self.device)
+            self.stream = torch.cuda.Stream(self.device)
+
+    @property
+    def _non_blocking(self) -> bool:
+        return self.pinned
+
+    def cpu_sample(self) -> torch.Tensor:
+        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, out=self.idx)
+        return torch.index_select(self.table, 0, self.idx, out=self.staging)
+
+    def h2d(self) -> None:
+        with torch.cuda.stream(self.stream):
+            self.target.copy_(self.staging, non_blocking=self._non_blocking)
+
+    def sample(self) -> torch.Tensor:
+        self.cpu_sample()
+        if self.device is None or self.device.type != "cuda":
+            return self.staging[:, : self.layout.width]
+        self.h2d()
+        self.stream.synchronize()
+        return self.target[:, : self.layout.width]
+
+    def last_indices(self) -> torch.Tensor:
+        return self.idx
+
+    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
+        devices = [self.device] if self.device is not None and self.device.type == "cuda" else []
+        if metric == CPU_SAMPLE:
+            return time_wall(self.cpu_sample, warmup=warmup, repeat=repeat)
+        if metric == H2D:
+            self.cpu_sample()
+            return time_cuda(self.h2d, warmup=warmup, repeat=repeat, stream=self.stream)
+        if metric == END_TO_END:
+            return time_wall(self.sample, warmup=warmup, repeat=repeat, devices=devices)
+        raise KeyError(metric)
+
+    def bytes_per_sample(self) -> dict[str, int]:
+        batch = self.sample_rows * self.layout.stored_row_bytes
+        return {"h2d": batch, "host_read": batch, "device_read": 0}
+
+
+class HostPageableReplay(HostReplay):
+    name = "host-pageable"
+    summary = "host table, CPU gather -> pageable staging -> H2D (driver bounce buffers, synchronous)"
+    pinned = False
+
+
+class HostPipelinedReplay(HostReplay):
+    """Gather chunk k+1 on the CPU while chunk k's DMA runs: exposed time ~ max(gather, H2D) + one chunk."""
+
+    name = "host-pipelined"
+    summary = "host table, 8-chunk pipeline: CPU gather of chunk k+1 overlaps the H2D of chunk k (pinned)"
+    metrics = (END_TO_END,)
+    chunks = 8
+
+    def sample(self) -> torch.Tensor:
+        if self.device is None or self.device.type != "cuda":
+            return super().sample()
+        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, out=self.idx)
+        bounds = torch.linspace(0, self.sample_rows, self.chunks + 1).long().tolist()
+        with torch.cuda.stream(self.stream):
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                torch.index_select(self.table, 0, self.idx[lo:hi], out=self.staging[lo:hi])
+                self.target[lo:hi].copy_(self.staging[lo:hi], non_blocking=True)
+        self.stream.synchronize()
+        return self.target[:, : self.layout.width]

@@ -1,0 +1,95 @@
+"""Measure one replay case: guard, set up once, verify a real batch, then time each metric."""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from rlperf.measure.stats import summarize
+from rlperf.replay.cases import ReplayCase, Resources, feasibility
+from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
+from rlperf.replay.tables import release_tables
+
+# Bytes each metric moves, as multiples of one batch: a gather reads and writes it, a copy moves it once.
+BATCH_TRAFFIC = {CPU_SAMPLE: 2, H2D: 1, END_TO_END: 1, GPU_SAMPLE: 2}
+# The ceiling each metric is bounded by (keys of measure.ceilings).
+CEILING_OF = {CPU_SAMPLE: "host_copy_Bps", H2D: "h2d_pinned_Bps", END_TO_END: "h2d_pinned_Bps",
+              GPU_SAMPLE: "d2d_Bps"}
+
+
+@dataclass
+class CaseOutcome:
+    result: dict | None = None
+    skipped: list[dict] = field(default_factory=list)
+
+
+def learner_device() -> torch.device | None:
+    return torch.device("cuda", 0) if torch.cuda.is_available() else None
+
+
+def _skip(case: ReplayCase, reason: str, metric: str | None = None) -> dict:
+    return {"placement": case.placement, "world_size": case.gpus, "capacity_rows": case.capacity_rows,
+            "metric": metric, "reason": reason}
+
+
+def build_placement(case: ReplayCase, *, threads: int, seed: int):
+    wl = case.workload
+    return case.placement_cls(layout=wl.layout, capacity=case.capacity_rows,
+                              sample_rows=wl.sample_rows_per_rank, device=learner_device(),
+                              threads=threads, seed=seed)
+
+
+def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, threads: int, seed: int,
+             ceilings: dict | None = None) -> CaseOutcome:
+    verdict = feasibility(case, res)
+    if not verdict.ok:
+        return CaseOutcome(skipped=[_skip(case, verdict.reason)])
+    outcome = CaseOutcome()
+    placement = build_placement(case, threads=threads, seed=seed)
+    try:
+        t0 = time.perf_counter()
+        placement.setup()
+        setup_s = time.perf_counter() - t0
+        placement.verify()
+        timings = {}
+        for metric in placement.metrics:
+            if CLOCKS[metric] != "wall" and placement.device is None:
+                outcome.skipped.append(_skip(case, "no CUDA device: device timing not measured", metric))
+                continue
+            samples = placement.measure(metric, warmup=warmup, repeat=repeat)
+            timings[metric] = _timing(samples, metric, placement, warmup, repeat, ceilings or {})
+    except torch.cuda.OutOfMemoryError as exc:
+        return CaseOutcome(skipped=[_skip(case, f"device OOM during benchmark allocation/run: {exc}")])
+    except NotImplementedError as exc:
+        return CaseOutcome(skipped=[_skip(case, str(exc))])
+    finally:
+        del placement
+        release_tables()
+        gc.collect()
+    if not timings:
+        return outcome
+    wl = case.workload
+    outcome.result = {
+        "placement": case.placement, "world_size": case.gpus, "capacity_rows": case.capacity_rows,
+        "torch_threads": threads, "row_bytes": wl.row_bytes,
+        "stored_row_bytes": case.placement_cls.stored_layout(wl.layout).stored_row_bytes,
+        "replay_bytes_per_rank": case.capacity_rows * wl.row_bytes,
+        "sample_bytes_per_rank": wl.sample_bytes_per_rank, "global_sample_bytes": wl.global_sample_bytes,
+        "setup_s": setup_s, "verified": True, "timings": timings,
+    }
+    return outcome
+
+
+def _timing(samples: list[float], metric: str, placement, warmup: int, repeat: int, ceilings: dict) -> dict:
+    stats = summarize(samples)
+    moved = BATCH_TRAFFIC[metric] * placement.sample_rows * placement.layout.stored_row_bytes
+    entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": CLOCKS[metric],
+             "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
+    ceiling = ceilings.get(CEILING_OF[metric])
+    if ceiling:
+        entry["floor_ms"] = moved / ceiling * 1e3
+        entry["x_floor"] = stats["median_ms"] / entry["floor_ms"]
+    return entry

@@ -1,0 +1,43 @@
+"""Benchmark replay tables: every page written with a checkable pattern, built once per process.
+
+A never-written host table maps every read to the shared zero page and reports impossible gather
+speeds (workloads.md A6). Here each row holds its own index (as int32 bits) in column 0 and a
+non-constant float pattern elsewhere, so every page is real and every gather can be verified.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_CACHE: dict[tuple, torch.Tensor] = {}
+
+
+def _pattern_row(width: int, device) -> torch.Tensor:
+    return torch.arange(width, dtype=torch.float32, device=device).mul_(0.001).add_(1.0)
+
+
+def filled_table(rows: int, width: int, *, device: str | torch.device = "cpu", pin_memory: bool = False,
+                 keep: bool = True) -> torch.Tensor:
+    """A `(rows, width)` float32 table with the pattern; cached per process for the latest key only."""
+    key = (rows, width, str(device), pin_memory)
+    if key in _CACHE:
+        return _CACHE[key]
+    release_tables()
+    table = torch.empty((rows, width), dtype=torch.float32, device=device, pin_memory=pin_memory)
+    table.copy_(_pattern_row(width, device).expand(rows, width))
+    table.view(torch.int32)[:, 0] = torch.arange(rows, dtype=torch.int32, device=device)
+    if keep:
+        _CACHE[key] = table
+    return table
+
+
+def release_tables() -> None:
+    """Drop cached tables (and the CUDA cache), so the next capacity can be allocated."""
+    _CACHE.clear()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def row_ids(rows: torch.Tensor) -> torch.Tensor:
+    """The row index written into column 0 of each gathered row."""
+    return rows.view(torch.int32)[:, 0].to(torch.int64)

@@ -1,0 +1,149 @@
+"""Replay charts in the reference tools' conventions (workloads.md A10): Agg backend, dpi 170."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from rlperf.replay.metrics import COLOURS, GPU_SAMPLE  # noqa: E402
+from rlperf.report import replay_table as rt  # noqa: E402
+
+EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6")
+DPI = 170
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+
+def _label_of(doc: dict) -> str:
+    return f"{doc['args']['task']}/{doc['args']['sim']}"
+
+
+def _device_line(doc: dict) -> str:
+    return doc.get("device_info", "")
+
+
+def component_breakdown(doc: dict, path: Path) -> Path:
+    gpus_list = rt.gpu_counts(doc)
+    series = rt.series(doc)
+    config_cap = doc["workload"]["capacity_rows"]
+    ncols = 2 if len(gpus_list) > 1 else 1
+    nrows = -(-len(gpus_list) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols + 2, 4.8 * nrows), squeeze=False)
+    width = min(0.18, 0.8 / max(len(series), 1))
+    ymax = 0.0
+    for ax, gpus in zip(axes.flat, gpus_list):
+        caps = rt.capacities(doc, gpus)
+        labelled = set()
+        for k, (placement, metric) in enumerate(series):
+            colour = COLOURS[metric] if (placement, metric) in rt.REFERENCE_SERIES else \
+                EXTRA_COLOURS[(k - 4) % len(EXTRA_COLOURS)]
+            offset = (k - (len(series) - 1) / 2) * width
+            for i, cap in enumerate(caps):
+                v = rt.mean_ms(doc, placement, metric, gpus, cap)
+                if v is None:
+                    continue
+                label = rt.series_label(placement, metric)
+                ax.bar(i + offset, v, width, color=colour, label=None if label in labelled else label)
+                labelled.add(label)
+                ax.text(i + offset, v, _fmt(v), ha="center", va="bottom", fontsize=6, rotation=90)
+                ymax = max(ymax, v)
+        ax.set_title(f"{gpus} GPU(s)")
+        ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps])
+        ax.set_ylabel("Mean wall time (ms)")
+        ax.grid(axis="y", alpha=0.3)
+    for ax in axes.flat[len(gpus_list):]:
+        ax.axis("off")
+    for ax in axes.flat[: len(gpus_list)]:
+        ax.set_ylim(0, ymax * 1.28 or 1)
+    handles, labels = _unique_legend(axes.flat[: len(gpus_list)])
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.94))
+    fig.suptitle(f"{_label_of(doc)} replay sampling: CPU sample, H2D, CPU total, GPU sample\n{_device_line(doc)}",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.86))
+    return _save(fig, path)
+
+
+def _unique_legend(axes):
+    """One legend entry per series across all panels."""
+    seen, handles, labels = set(), [], []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in seen:
+                seen.add(label)
+                handles.append(handle)
+                labels.append(label)
+    return handles, labels
+
+
+def speedup_chart(doc: dict, path: Path) -> Path | None:
+    gpus_list = rt.gpu_counts(doc)
+    caps = sorted({c for g in gpus_list for c in rt.capacities(doc, g)})
+    values = {(g, c): rt.speedup(doc, g, c) for g in gpus_list for c in caps}
+    if not any(values.values()):
+        return None
+    config_cap = doc["workload"]["capacity_rows"]
+    fig, ax = plt.subplots(figsize=(10.5, 5.6))
+    width = 0.8 / max(len(caps), 1)
+    for k, cap in enumerate(caps):
+        for i, gpus in enumerate(gpus_list):
+            v = values[(gpus, cap)]
+            if v is None:
+                continue
+            x = i + (k - (len(caps) - 1) / 2) * width
+            ax.bar(x, v, width, color=EXTRA_COLOURS[k % len(EXTRA_COLOURS)],
+                   label=rt.capacity_label(cap, config_cap).replace("\n", " ") if i == 0 else None)
+            ax.text(x, v, f"{v:.1f}x", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(gpus_list)), [str(g) for g in gpus_list])
+    ax.set_xlabel("GPU count")
+    ax.set_ylabel("Speedup (x)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(title="Replay capacity")
+    ax.set_title(f"{_label_of(doc)} CPU sample+H2D divided by GPU-resident sample\n{_device_line(doc)}",
+                 fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def gpu_sample_chart(doc: dict, path: Path) -> Path | None:
+    placements = sorted({r["placement"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
+    if not placements:
+        return None
+    config_cap = doc["workload"]["capacity_rows"]
+    caps = sorted({r["capacity_rows"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
+    fig, ax = plt.subplots(figsize=(9, 5))
+    width = 0.8 / len(placements)
+    for k, placement in enumerate(placements):
+        for i, cap in enumerate(caps):
+            v = rt.mean_ms(doc, placement, GPU_SAMPLE, 1, cap)
+            if v is None:
+                continue
+            x = i + (k - (len(placements) - 1) / 2) * width
+            ax.bar(x, v, width, color=EXTRA_COLOURS[k % len(EXTRA_COLOURS)], label=placement if i == 0 else None)
+            ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps])
+    ax.set_ylabel("Mean wall time (ms)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    ax.set_title(f"{_label_of(doc)} GPU-resident replay sample wall time\n{_device_line(doc)}", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def write_charts(doc: dict, plot_dir: Path) -> list[Path]:
+    made = [component_breakdown(doc, plot_dir / "sac_replay_sampling_component_breakdown.png"),
+            speedup_chart(doc, plot_dir / "sac_replay_sampling_speedup.png"),
+            gpu_sample_chart(doc, plot_dir / "sac_replay_gpu_sample_wall_time.png")]
+    return [p for p in made if p is not None]

@@ -1,0 +1,71 @@
+"""analysis.md for a replay result document (the reference's table, plus every placement vs its floor)."""
+
+from __future__ import annotations
+
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
+from rlperf.report import replay_table as rt
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def _ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def analysis_lines(doc: dict) -> list[str]:
+    wl, args = doc["workload"], doc["args"]
+    lines = [
+        "# SAC Replay Buffer Sampling Time Analysis",
+        "",
+        f"- Command: `{doc['command']}`",
+        f"- Machine: {doc['device_info']}",
+        f"- Sample count per rank: {wl['sample_rows_per_rank']:,} rows "
+        f"({wl['sample_bytes_per_rank'] / 2**20:.2f} MiB)",
+        f"- Packed width: {wl['row_floats']} float32 = {wl['row_bytes']:,} B per row",
+        f"- Collector rows per learner iteration: {wl['collector_rows_per_iteration']:,}; "
+        f"sample:new ratio per rank {wl['sample_new_ratio_per_rank']:g}x",
+        f"- Timing: warmup {args['warmup']}, repeat {args['repeat']}, torch threads {args['torch_threads']}; "
+        "CPU work on a synchronised wall clock, device work with CUDA events.",
+        "- CPU sample+H2D is its own pass (gather then copy, synchronised), so it can differ from the sum.",
+        "- Sampling is uniform with replacement over the full capacity (steady state of a full ring); "
+        "every host page is written before timing and one gathered batch is verified row by row.",
+        "",
+        "| GPUs | Capacity rows | CPU sample ms | H2D ms | CPU sample+H2D ms | GPU sample ms | Speedup | "
+        "CPU sample share | H2D share |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for gpus in rt.gpu_counts(doc):
+        for cap in rt.capacities(doc, gpus):
+            cpu = rt.mean_ms(doc, "host", CPU_SAMPLE, gpus, cap)
+            h2d = rt.mean_ms(doc, "host", H2D, gpus, cap)
+            e2e = rt.mean_ms(doc, "host", END_TO_END, gpus, cap)
+            gpu = rt.mean_ms(doc, "gpu", GPU_SAMPLE, gpus, cap)
+            sp = rt.speedup(doc, gpus, cap)
+            share = (cpu + h2d) if cpu and h2d else None
+            lines.append(
+                f"| {gpus} | {cap:,} | {_ms(cpu)} | {_ms(h2d)} | {_ms(e2e)} | {_ms(gpu)} | "
+                f"{'-' if sp is None else f'{sp:.1f}x'} | "
+                f"{'-' if not share else f'{cpu / share:.0%}'} | {'-' if not share else f'{h2d / share:.0%}'} |")
+    lines += ["", "## Every placement against its physical floor", "",
+              "Floor = bytes moved / ceiling measured on this machine in the same run "
+              "(host copy rate, pinned H2D rate, device copy rate).", "",
+              "| placement | capacity rows | metric | median ms | min ms | effective GB/s | floor ms | x floor |",
+              "|---|---|---|---|---|---|---|---|"]
+    for res in doc["results"]:
+        for metric, t in res["timings"].items():
+            lines.append(f"| {res['placement']} | {res['capacity_rows']:,} | {LABELS[metric]} | "
+                         f"{t['median_ms']:.3f} | {t['min_ms']:.3f} | {t['effective_Bps'] / 1e9:.1f} | "
+                         f"{_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} |")
+    if doc.get("ceilings"):
+        c = doc["ceilings"]
+        lines += ["", "Ceilings measured: " + ", ".join(
+            f"{k.removesuffix('_Bps')} {v / 1e9:.1f} GB/s" for k, v in c.items() if k.endswith("_Bps"))]
+    if doc["skipped"]:
+        lines += ["", "## Skipped", ""]
+        for s in doc["skipped"]:
+            metric = f" {LABELS[s['metric']]}" if s.get("metric") else ""
+            cap = f"{s['capacity_rows']:,} rows" if s.get("capacity_rows") else "-"
+            lines.append(f"- {s['placement']}{metric}, {s['world_size']} GPU(s), {cap}: {s['reason']}")
+    return lines

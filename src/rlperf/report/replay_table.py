@@ -1,0 +1,49 @@
+"""Reshape a replay result document into rows the charts and the analysis share."""
+
+from __future__ import annotations
+
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
+
+# The reference's four bars come from the baseline placements; the others add one bar each.
+REFERENCE_SERIES = (("host", CPU_SAMPLE), ("host", H2D), ("host", END_TO_END), ("gpu", GPU_SAMPLE))
+
+
+def mean_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+    for res in doc["results"]:
+        if (res["placement"], res["world_size"], res["capacity_rows"]) == (placement, gpus, capacity):
+            timing = res["timings"].get(metric)
+            return timing["mean_ms"] if timing else None
+    return None
+
+
+def series(doc: dict) -> list[tuple[str, str]]:
+    """(placement, metric) pairs present in the results: the reference four first, then the rest."""
+    present = {(r["placement"], m) for r in doc["results"] for m in r["timings"]}
+    extra = sorted(present - set(REFERENCE_SERIES))
+    return [s for s in REFERENCE_SERIES if s in present] + extra
+
+
+def series_label(placement: str, metric: str) -> str:
+    if (placement, metric) in REFERENCE_SERIES:
+        return LABELS[metric]
+    return f"{LABELS[metric]} [{placement}]"
+
+
+def gpu_counts(doc: dict) -> list[int]:
+    return sorted({r["world_size"] for r in doc["results"]})
+
+
+def capacities(doc: dict, gpus: int) -> list[int]:
+    return sorted({r["capacity_rows"] for r in doc["results"] if r["world_size"] == gpus})
+
+
+def speedup(doc: dict, gpus: int, capacity: int) -> float | None:
+    """The reference's speedup: host CPU sample+H2D divided by GPU-resident sample."""
+    host = mean_ms(doc, "host", END_TO_END, gpus, capacity)
+    gpu = mean_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity)
+    return host / gpu if host and gpu else None
+
+
+def capacity_label(capacity: int, config_capacity: int) -> str:
+    size = f"{capacity / 2**20:g}M" if capacity >= 2**20 else f"{capacity / 2**10:g}K"
+    return f"{capacity / config_capacity:g}x\n{size}"

@@ -1,0 +1,205 @@
+"""compose(task, sim, overrides) -> Workload: replay shapes, bytes and traffic from the Hydra config.
+
+All arithmetic follows workloads.md A3/A4: capacity = num_envs * replay_buffer_n; learner batch =
+batch_size // symmetry multiplier; S = learner batch * updates_per_step rows per rank per iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
+from importlib import resources
+
+from rlperf.errors import UsageError, choice_error
+from rlperf.replay.layout import RowLayout
+
+ALGO = "sac"
+
+
+def available_tasks() -> dict[str, tuple[str, ...]]:
+    """task -> sims, read from the packaged config tree (conf/task/sac/<task>/<sim>.yaml)."""
+    root = resources.files("rlperf.conf") / "task" / ALGO
+    return {
+        task.name: tuple(sorted(f.name[:-5] for f in task.iterdir() if f.name.endswith(".yaml")))
+        for task in sorted(root.iterdir(), key=lambda p: p.name)
+        if task.is_dir()
+    }
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A frozen replay workload; every derived quantity is a property, so none can drift."""
+
+    task: str
+    sim: str
+    num_envs: int
+    batch_size: int
+    use_symmetry: bool
+    symmetry_batch_multiplier: int
+    updates_per_step: int
+    replay_buffer_n: int
+    learning_starts: int
+    env_steps_per_sync: int
+    policy_frequency: int
+    obs_dim: int
+    action_dim: int
+    critic_dim: int
+    actor_hidden_dim: int
+    critic_hidden_dim: int
+    num_atoms: int
+    gpus: int = 1
+    reward_scales: tuple[tuple[str, float], ...] = field(default=(), repr=False)
+    noise: tuple[tuple[str, float], ...] = field(default=(), repr=False)
+
+    # ---- row ---------------------------------------------------------------------------------
+    @cached_property
+    def layout(self) -> RowLayout:
+        return RowLayout(self.obs_dim, self.action_dim, self.critic_dim)
+
+    @property
+    def row_floats(self) -> int:
+        return self.layout.width
+
+    @property
+    def row_bytes(self) -> int:
+        return self.layout.row_bytes
+
+    # ---- capacity and ingest -----------------------------------------------------------------
+    @property
+    def capacity_rows(self) -> int:
+        return self.num_envs * self.replay_buffer_n
+
+    @property
+    def replay_bytes(self) -> int:
+        return self.capacity_rows * self.row_bytes
+
+    @property
+    def add_rows(self) -> int:
+        """Rows written by one `add` (one vector env step)."""
+        return self.num_envs
+
+    @property
+    def add_bytes(self) -> int:
+        return self.add_rows * self.row_bytes
+
+    @property
+    def collector_rows_per_iteration(self) -> int:
+        return self.num_envs * self.env_steps_per_sync
+
+    # ---- learning start ----------------------------------------------------------------------
+    @property
+    def learner_batch(self) -> int:
+        return self.batch_size // (self.symmetry_batch_multiplier if self.use_symmetry else 1)
+
+    @property
+    def learning_start_rows(self) -> int:
+        return max(self.learner_batch, max(self.learning_starts, 0) * self.num_envs)
+
+    @property
+    def learning_start_bytes(self) -> int:
+        return self.learning_start_rows * self.row_bytes
+
+    @property
+    def learning_start_chunks(self) -> int:
+        """Collector syncs needed before the first learner iteration."""
+        return math.ceil(self.learning_start_rows / self.collector_rows_per_iteration)
+
+    # ---- sampling ----------------------------------------------------------------------------
+    @property
+    def sample_rows_per_rank(self) -> int:
+        return self.learner_batch * self.updates_per_step
+
+    @property
+    def sample_bytes_per_rank(self) -> int:
+        return self.sample_rows_per_rank * self.row_bytes
+
+    @property
+    def global_sample_bytes(self) -> int:
+        return self.sample_bytes_per_rank * self.gpus
+
+    @property
+    def sample_new_ratio_per_rank(self) -> float:
+        return self.sample_rows_per_rank / self.collector_rows_per_iteration
+
+    @property
+    def global_sample_new_ratio(self) -> float:
+        return self.sample_new_ratio_per_rank * self.gpus
+
+    def with_gpus(self, gpus: int) -> "Workload":
+        return replace(self, gpus=gpus)
+
+    def summary(self) -> dict:
+        """The configured values plus every derived quantity, JSON-ready."""
+        base = asdict(self)
+        base["reward_scales"] = dict(self.reward_scales)
+        base["noise"] = dict(self.noise)
+        derived = {name: getattr(self, name) for name in DERIVED}
+        derived["field_offsets"] = {k: list(v) for k, v in self.layout.offsets().items()}
+        return {**base, **derived}
+
+
+DERIVED = (
+    "row_floats", "row_bytes", "capacity_rows", "replay_bytes", "add_rows", "add_bytes",
+    "learner_batch", "learning_start_rows", "learning_start_bytes", "learning_start_chunks",
+    "sample_rows_per_rank", "sample_bytes_per_rank", "global_sample_bytes",
+    "collector_rows_per_iteration", "sample_new_ratio_per_rank", "global_sample_new_ratio",
+)
+
+
+def compose(task: str, sim: str, overrides: list[str] | tuple[str, ...] = (), *, gpus: int = 1) -> Workload:
+    """Compose `algo=sac task=sac/<task>/<sim>` plus Hydra overrides into a frozen Workload."""
+    tasks = available_tasks()
+    if task not in tasks:
+        raise choice_error("task", task, tasks)
+    if sim not in tasks[task]:
+        raise choice_error("sim", sim, tasks[task], context=f"for task {task!r}")
+    if not isinstance(gpus, int) or gpus <= 0:
+        raise UsageError(f"--gpus must be a positive integer, got {gpus!r}")
+    cfg = _compose_cfg(task, sim, list(overrides))
+    algo, shape = cfg.algo, cfg.task
+    try:
+        return _validate(Workload(
+            task=task, sim=sim,
+            num_envs=int(algo.num_envs), batch_size=int(algo.batch_size),
+            use_symmetry=bool(algo.use_symmetry),
+            symmetry_batch_multiplier=int(shape.symmetry_batch_multiplier),
+            updates_per_step=int(algo.updates_per_step), replay_buffer_n=int(algo.replay_buffer_n),
+            learning_starts=int(algo.learning_starts),
+            env_steps_per_sync=int(cfg.training.env_steps_per_sync),
+            policy_frequency=int(algo.policy_frequency),
+            obs_dim=int(shape.obs_dim), action_dim=int(shape.action_dim), critic_dim=int(shape.critic_dim),
+            actor_hidden_dim=int(algo.actor_hidden_dim), critic_hidden_dim=int(algo.critic_hidden_dim),
+            num_atoms=int(algo.num_atoms), gpus=gpus,
+            reward_scales=tuple((k, float(v)) for k, v in cfg.reward.scales.items()),
+            noise=tuple((k, float(v)) for k, v in cfg.env.noise_config.items()),
+        ))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"invalid value after overrides {list(overrides)}: {exc}") from None
+
+
+def _validate(wl: Workload) -> Workload:
+    """Reject overrides that make the arithmetic meaningless (zero or negative sizes)."""
+    for name in ("num_envs", "batch_size", "updates_per_step", "replay_buffer_n", "env_steps_per_sync",
+                 "obs_dim", "action_dim"):
+        if getattr(wl, name) <= 0:
+            raise ValueError(f"{name} must be positive, got {getattr(wl, name)}")
+    if wl.learner_batch <= 0:
+        raise ValueError(f"learner batch {wl.learner_batch} must be positive")
+    return wl
+
+
+def _compose_cfg(task: str, sim: str, overrides: list[str]):
+    from hydra import compose as hydra_compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_module(config_module="rlperf.conf", version_base=None):
+            return hydra_compose("config", overrides=[f"algo={ALGO}", f"task={ALGO}/{task}/{sim}", *overrides])
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise UsageError(f"bad Hydra override in {overrides}: {exc}") from None
+    finally:
+        GlobalHydra.instance().clear()
