@@ -2,20 +2,20 @@
 
 Each `track_ms` returns CUDA-event or synchronised wall-clock samples as `{"samples": [...]}`, so asv
 computes the statistics (all values are costs in ms: lower is better). Infeasible points raise
-NotImplementedError in setup with the guard's reason (bytes needed and available) and show as n/a.
+NotImplementedError in setup with the guard's reason (bytes needed and available) and show as n/a;
+that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS, ReplayCase,
                                  Resources, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
-from rlperf.replay.placements import PLACEMENTS
-from rlperf.replay.run import build_placement, learner_device
+from rlperf.replay.placements import SPECS
 
 WARMUP, REPEAT = 5, 20
 
 
 def _placements_reporting(metric):
-    return [name for name, cls in PLACEMENTS.items() if metric in cls.metrics]
+    return [name for name, spec in SPECS.items() if metric in spec.metrics]
 
 
 def _threads(gpus):
@@ -40,9 +40,12 @@ class _ReplayMetric:
         if getattr(self, "_key", None) == key:
             return
         case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
-        verdict = feasibility(case, Resources.probe())
-        if not verdict.ok:
-            raise NotImplementedError(verdict.reason)
+        for probe in (Resources.probe_cheap, Resources.probe):  # skip without importing torch when we can
+            verdict = feasibility(case, probe())
+            if not verdict.ok:
+                raise NotImplementedError(verdict.reason)
+        from rlperf.replay.run import build_placement, learner_device
+
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
         self._placement = build_placement(case, threads=_threads(gpus), seed=12345)

@@ -5,7 +5,7 @@ import torch
 
 from rlperf.errors import UsageError
 from rlperf.replay.cases import ReplayCase, Resources, feasibility, iter_cases, parse_positive_list
-from rlperf.replay.placements import PLACEMENTS
+from rlperf.replay.placements import SPECS
 from rlperf.replay.run import run_case
 
 GIB = 2**30
@@ -19,7 +19,7 @@ MACHINES = {
 
 @pytest.mark.parametrize("machine", MACHINES)
 @pytest.mark.parametrize("exp", [28, 30])
-@pytest.mark.parametrize("placement", list(PLACEMENTS))
+@pytest.mark.parametrize("placement", list(SPECS))
 def test_2_28_and_2_30_rows_are_skipped_on_every_machine_with_bytes_named(machine, exp, placement):
     verdict = feasibility(ReplayCase("g1_motion_tracking", "motrix", placement, 2**exp), MACHINES[machine])
     assert not verdict.ok
@@ -76,12 +76,12 @@ def test_host_placements_gather_exactly_the_rows_they_drew_on_cpu(placement):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("placement", list(PLACEMENTS))
+@pytest.mark.parametrize("placement", list(SPECS))
 def test_every_placement_verifies_and_times_on_a_gpu(placement):
     case = ReplayCase("g1_motion_tracking", "motrix", placement, 2**16)
     outcome = run_case(case, Resources.probe(), warmup=1, repeat=3, threads=4, seed=5)
     assert outcome.result is not None, outcome.skipped
-    assert set(outcome.result["timings"]) == set(PLACEMENTS[placement].metrics)
+    assert set(outcome.result["timings"]) == set(SPECS[placement].metrics)
 
 
 @pytest.mark.gpu
@@ -92,3 +92,27 @@ def test_padded_gpu_rows_are_16_byte_aligned_and_hide_the_padding():
     p.setup()
     rows = p.sample()
     assert rows.shape[1] == 930 and p.table.shape[1] == 932 and p.table.stride(0) * 4 % 16 == 0
+
+
+def test_a_placement_missing_its_library_is_skipped_with_the_library_named(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
+    verdict = feasibility(ReplayCase("g1_motion_tracking", "motrix", "uva", 2**20), MACHINES["h200"])
+    assert not verdict.ok and "needs cupy" in verdict.reason
+
+
+def test_asv_skips_infeasible_points_without_importing_torch():
+    """asv spawns a process per parameter point: a skip must not pay for importing torch."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; sys.path.insert(0, 'benchmarks'); import bench_replay\n"
+            "try:\n    bench_replay.ReplayGpuSample().setup(30, 'gpu', 64)\n"
+            "except NotImplementedError as e:\n    print('skip', e)\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert "skip needs 64 GPUs" in out and out.strip().endswith("False")

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from rlperf.errors import UsageError, choice_error
 from rlperf.measure import guards
-from rlperf.replay.placements import PLACEMENTS
+from rlperf.replay.placements import SPECS
 from rlperf.workload import Workload, compose
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
 GPU_COUNTS = (1, 2, 4, 8)
-DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
+DEFAULT_PLACEMENTS = tuple(SPECS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,8 +38,8 @@ class ReplayCase:
         return workload_for(self.task, self.sim).with_gpus(self.gpus)
 
     @property
-    def placement_cls(self):
-        return PLACEMENTS[self.placement]
+    def spec(self):
+        return SPECS[self.placement]
 
     @property
     def key(self) -> str:
@@ -56,25 +56,32 @@ class Resources:
 
     @classmethod
     def probe(cls) -> "Resources":
+        """Ask torch (imports it): the truth for points that will run."""
         import torch
 
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
         free = guards.free_device_bytes(0) if n else 0
         return cls(n, guards.available_host_bytes(), free)
 
+    @classmethod
+    def probe_cheap(cls) -> "Resources":
+        """Ask nvidia-smi, without importing torch: enough to skip points that cannot run here."""
+        gpus = guards.nvidia_smi_free_bytes()
+        return cls(len(gpus), guards.available_host_bytes(), gpus[0] if gpus else 0)
+
 
 def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
     """Skip reasons, in the order a user would want to hear them; ok=True when the case can run."""
-    cls = case.placement_cls
+    spec = case.spec
     if case.gpus > 1:
         if case.gpus > res.cuda_devices:
             return guards.Verdict(False, f"needs {case.gpus} GPUs, {res.cuda_devices} visible")
         return guards.Verdict(False, f"{case.gpus}-GPU replay needs the process-per-rank harness "
                                      "(not in this version); measured per rank at 1 GPU")
-    if cls.needs_cuda and res.cuda_devices == 0:
+    if spec.needs_cuda and res.cuda_devices == 0:
         return guards.Verdict(False, f"placement {case.placement!r} needs a CUDA device; none visible")
     wl = case.workload
-    need = cls.memory_need(wl.layout, case.capacity_rows, wl.sample_rows_per_rank)
+    need = spec.memory_need(wl.layout, case.capacity_rows, wl.sample_rows_per_rank)
     what = f"{case.placement} at {case.capacity_rows:,} rows"
     if need.host_bytes:
         verdict = guards.check_host(need.host_bytes, what, res.host_available_bytes)
@@ -84,7 +91,7 @@ def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
         verdict = guards.check_device(need.device_bytes, what, res.device_free_bytes, "cuda:0")
         if not verdict.ok:
             return verdict
-    missing = cls.unavailable_reason()
+    missing = spec.unavailable_reason()
     return guards.Verdict(False, missing) if missing else guards.Verdict(True)
 
 
@@ -92,8 +99,8 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
                placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
     """Cases in measurement order: GPU count, capacity, placement."""
     for name in placements:
-        if name not in PLACEMENTS:
-            raise choice_error("placement", name, PLACEMENTS)
+        if name not in SPECS:
+            raise choice_error("placement", name, SPECS)
     workload_for(task, sim)  # validates task and sim with a clear error
     caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
     return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]

@@ -37,7 +37,7 @@ def _skip(case: ReplayCase, reason: str, metric: str | None = None) -> dict:
 
 def build_placement(case: ReplayCase, *, threads: int, seed: int):
     wl = case.workload
-    return case.placement_cls(layout=wl.layout, capacity=case.capacity_rows,
+    return case.spec.load()(spec=case.spec, layout=wl.layout, capacity=case.capacity_rows,
                               sample_rows=wl.sample_rows_per_rank, device=learner_device(),
                               threads=threads, seed=seed)
 
@@ -75,7 +75,7 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
     outcome.result = {
         "placement": case.placement, "world_size": case.gpus, "capacity_rows": case.capacity_rows,
         "torch_threads": threads, "row_bytes": wl.row_bytes,
-        "stored_row_bytes": case.placement_cls.stored_layout(wl.layout).stored_row_bytes,
+        "stored_row_bytes": case.spec.stored_layout(wl.layout).stored_row_bytes,
         "replay_bytes_per_rank": case.capacity_rows * wl.row_bytes,
         "sample_bytes_per_rank": wl.sample_bytes_per_rank, "global_sample_bytes": wl.global_sample_bytes,
         "setup_s": setup_s, "verified": True, "timings": timings,

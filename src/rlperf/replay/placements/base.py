@@ -7,52 +7,32 @@ benchmark front ends only ever talk to `Placement`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
 from rlperf.replay.layout import RowLayout
+from rlperf.replay.placements.specs import PlacementSpec
 from rlperf.replay.tables import row_ids
 
 
-@dataclass(frozen=True)
-class MemoryNeed:
-    host_bytes: int
-    device_bytes: int
-
-
 class Placement(ABC):
-    """Where the replay lives and how a learner batch of `sample_rows` rows reaches `device`."""
+    """Where the replay lives and how a learner batch of `sample_rows` rows reaches `device`.
 
-    name: ClassVar[str]
-    summary: ClassVar[str]
-    needs_cuda: ClassVar[bool] = False
-    metrics: ClassVar[tuple[str, ...]] = ()
-    align_bytes: ClassVar[int] = 0
+    What a placement is and needs (name, metrics, alignment, memory) lives in its PlacementSpec;
+    one implementation class can serve several specs (gpu and gpu-padded differ only in alignment).
+    """
 
-    def __init__(self, *, layout: RowLayout, capacity: int, sample_rows: int, device: torch.device | None,
-                 threads: int, seed: int):
-        self.layout = layout.padded(self.align_bytes) if self.align_bytes else layout
+    def __init__(self, *, spec: PlacementSpec, layout: RowLayout, capacity: int, sample_rows: int,
+                 device: torch.device | None, threads: int, seed: int):
+        self.spec = spec
+        self.name = spec.name
+        self.metrics = spec.metrics
+        self.layout = spec.stored_layout(layout)
         self.capacity = capacity
         self.sample_rows = sample_rows
         self.device = device  # learner device; None on a CPU-only machine
         self.threads = threads
         self.seed = seed
-
-    @classmethod
-    def memory_need(cls, layout: RowLayout, capacity: int, sample_rows: int) -> MemoryNeed:
-        """Bytes this placement allocates, checked by the guards before anything is allocated."""
-        raise NotImplementedError
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        """Why this placement cannot run in this environment at all (a missing library), else None."""
-        return None
-
-    @classmethod
-    def stored_layout(cls, layout: RowLayout) -> RowLayout:
-        return layout.padded(cls.align_bytes) if cls.align_bytes else layout
 
     @abstractmethod
     def setup(self) -> None:

@@ -13,35 +13,16 @@ import torch
 
 from rlperf.measure.timing import time_wall
 from rlperf.replay.metrics import END_TO_END
-from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.placements.base import Placement
 from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
+from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
 from rlperf.replay.tables import filled_table
-
-CACHE_ROWS_MAX = 2**22  # M: 15.6 GB of motion-tracking rows (padded)
-REFRESH_PERIOD = 256  # K: iterations per full cache refresh
 
 
 class GpuCacheReplay(Placement):
-    name = "gpu-cache"
-    summary = (f"pinned host table + GPU cache of min(C, {CACHE_ROWS_MAX:,}) rows, 1/{REFRESH_PERIOD} "
-               "of it refreshed per iteration by DMA, overlapped with the cache gather")
-    needs_cuda = True
-    metrics = (END_TO_END,)
-    align_bytes = 16
-
-    @staticmethod
-    def cache_rows(capacity: int) -> int:
-        return min(capacity, CACHE_ROWS_MAX)
-
-    @classmethod
-    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
-        row = cls.stored_layout(layout).stored_row_bytes
-        return MemoryNeed(host_bytes=capacity * row,
-                          device_bytes=(cls.cache_rows(capacity) + sample_rows) * row + sample_rows * 8)
-
     def setup(self) -> None:
         self.table = filled_table(self.capacity, self.layout.stored_width, pin_memory=True)
-        self.m = self.cache_rows(self.capacity)
+        self.m = min(self.capacity, CACHE_ROWS_MAX)
         self.block = max(1, self.m // REFRESH_PERIOD)
         self.cache = self.table[: self.m].to(self.device)
         self.cache_origin = torch.arange(self.m, dtype=torch.int64, device=self.device)  # host row of each slot

@@ -1,6 +1,6 @@
 """GPU-resident replay: the ring lives in HBM; device randint + index_select(out=) on a side stream.
 
-`gpu-padded` stores rows padded to a 16-byte multiple (930 -> 932 floats), which lets PyTorch's
+The `gpu-padded` spec stores rows padded to a 16-byte multiple (930 -> 932 floats), which lets PyTorch's
 vectorised gather path run (limits-and-practices.md 2.1); consumers see width-W views only.
 """
 
@@ -10,25 +10,13 @@ import torch
 
 from rlperf.measure.timing import time_cuda
 from rlperf.replay.metrics import GPU_SAMPLE
-from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.placements.base import Placement
 from rlperf.replay.tables import filled_table
 
 DEVICE_SEED_OFFSET = 100_000  # the reference's per-rank device generator seed is (seed + 100,000) + rank*1009
 
 
 class GpuReplay(Placement):
-    name = "gpu"
-    summary = "GPU-resident ring (packed rows), device randint + index_select(out=) on a side stream"
-    needs_cuda = True
-    metrics = (GPU_SAMPLE,)
-
-    @classmethod
-    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
-        stored = cls.stored_layout(layout)
-        # The reference guard: table + two batches + int64 indices.
-        device = capacity * stored.stored_row_bytes + 2 * sample_rows * stored.stored_row_bytes + sample_rows * 8
-        return MemoryNeed(host_bytes=0, device_bytes=device)
-
     def setup(self) -> None:
         self.table = filled_table(self.capacity, self.layout.stored_width, device=self.device)
         self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
@@ -59,9 +47,3 @@ class GpuReplay(Placement):
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.stored_row_bytes
         return {"h2d": 0, "host_read": 0, "device_read": batch}
-
-
-class GpuPaddedReplay(GpuReplay):
-    name = "gpu-padded"
-    summary = "GPU-resident ring with rows padded to a 16-byte multiple (930 -> 932 floats)"
-    align_bytes = 16

@@ -11,22 +11,12 @@ import torch
 
 from rlperf.measure.timing import time_cuda, time_wall
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, H2D
-from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.placements.base import Placement
 from rlperf.replay.tables import filled_table
 
 
 class HostReplay(Placement):
-    name = "host"
-    summary = "host table, CPU gather (torch threads) -> pinned staging -> H2D on a copy stream"
     pinned = True
-    metrics = (CPU_SAMPLE, H2D, END_TO_END)
-
-    @classmethod
-    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
-        stored = cls.stored_layout(layout)
-        batch = sample_rows * stored.stored_row_bytes
-        return MemoryNeed(host_bytes=capacity * stored.stored_row_bytes + batch + sample_rows * 8,
-                          device_bytes=batch)
 
     def setup(self) -> None:
         torch.set_num_threads(self.threads)
@@ -81,17 +71,12 @@ class HostReplay(Placement):
 
 
 class HostPageableReplay(HostReplay):
-    name = "host-pageable"
-    summary = "host table, CPU gather -> pageable staging -> H2D (driver bounce buffers, synchronous)"
     pinned = False
 
 
 class HostPipelinedReplay(HostReplay):
     """Gather chunk k+1 on the CPU while chunk k's DMA runs: exposed time ~ max(gather, H2D) + one chunk."""
 
-    name = "host-pipelined"
-    summary = "host table, 8-chunk pipeline: CPU gather of chunk k+1 overlaps the H2D of chunk k (pinned)"
-    metrics = (END_TO_END,)
     chunks = 8
 
     def sample(self) -> torch.Tensor:

@@ -11,7 +11,7 @@ import torch
 
 from rlperf.measure.timing import time_wall
 from rlperf.replay.metrics import END_TO_END
-from rlperf.replay.placements.base import MemoryNeed, Placement
+from rlperf.replay.placements.base import Placement
 from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
 from rlperf.replay.tables import filled_table
 
@@ -30,36 +30,9 @@ extern "C" __global__ void uva_gather(const unsigned long long table_addr, const
 THREADS = 256
 
 
-def cupy_or_none():
-    try:
-        import cupy
-
-        return cupy
-    except Exception:  # noqa: BLE001 - any import failure means "not available here"
-        return None
-
-
 class UvaReplay(Placement):
-    name = "uva"
-    summary = "pinned host table read directly by a GPU gather kernel (zero-copy, no CPU gather)"
-    needs_cuda = True
-    metrics = (END_TO_END,)
-    align_bytes = 16
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        return None if cupy_or_none() else "placement 'uva' needs CuPy to compile its gather kernel; not installed"
-
-    @classmethod
-    def memory_need(cls, layout, capacity, sample_rows) -> MemoryNeed:
-        stored = cls.stored_layout(layout)
-        batch = sample_rows * stored.stored_row_bytes
-        return MemoryNeed(host_bytes=capacity * stored.stored_row_bytes, device_bytes=batch + sample_rows * 8)
-
     def setup(self) -> None:
-        cupy = cupy_or_none()
-        if cupy is None:
-            raise NotImplementedError(self.unavailable_reason())
+        import cupy
         self.table = filled_table(self.capacity, self.layout.stored_width, pin_memory=True)
         self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
                                device=self.device)
