@@ -1,0 +1,17 @@
+# Sourced by the device scripts: install the carried wheels (asv, hydra) and make rlperf importable.
+# The GPU image has torch, numba, numpy, matplotlib, pytest, cupy but no network and no asv/hydra.
+set -uo pipefail
+: "${OUT:?OUT must name the folder whose files come back}"
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+rm -rf /tmp/site
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  .wheels/*.whl || exit 1
+export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
+WORK=$(mktemp -d)
+python3 - <<'PY' | tee "$WORK/machine.txt"
+import json
+from rlperf.measure.machine import machine_identity
+print(json.dumps(machine_identity(), indent=2))
+PY
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv >> "$WORK/machine.txt" 2>&1 || true
