@@ -6,16 +6,16 @@ NotImplementedError in setup with the guard's reason (bytes needed and available
 that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
-from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS, ReplayCase,
-                                 Resources, feasibility)
+from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
+                                 ReplayCase, Resources, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
-from rlperf.replay.placements import SPECS
+from rlperf.replay.multirank import RANK_SPECS
 
 WARMUP, REPEAT = 5, 20
 
 
 def _placements_reporting(metric):
-    return [name for name, spec in SPECS.items() if metric in spec.metrics]
+    return [name for name, spec in ALL_SPECS.items() if metric in spec.metrics]
 
 
 def _threads(gpus):
@@ -48,13 +48,28 @@ class _ReplayMetric:
 
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
-        self._placement = build_placement(case, threads=_threads(gpus), seed=12345)
-        self._placement.setup()
-        self._placement.verify()
+        if placement in RANK_SPECS:
+            self._measure = self._multirank(case)
+        else:
+            placement_obj = build_placement(case, threads=_threads(gpus), seed=12345)
+            placement_obj.setup()
+            placement_obj.verify()
+            self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)
         self._key = key
 
+    def _multirank(self, case):
+        """Ranks are processes: run the whole case once in setup, hand out this metric's samples."""
+        from rlperf.replay.multirank import run_multirank_case
+
+        outcome = run_multirank_case(case, Resources.probe(), warmup=WARMUP, repeat=REPEAT, seed=12345)
+        timing = (outcome.result or {}).get("timings", {}).get(self.metric)
+        if timing is None:
+            reasons = "; ".join(s["reason"] for s in outcome.skipped) or f"{case.placement} did not report it"
+            raise NotImplementedError(reasons)
+        return lambda: timing["samples_ms"]
+
     def track_ms(self, capacity_exp, placement, gpus):
-        return {"samples": self._placement.measure(self.metric, warmup=WARMUP, repeat=REPEAT), "number": 1}
+        return {"samples": self._measure(), "number": 1}
 
 
 class ReplayCpuSample(_ReplayMetric):

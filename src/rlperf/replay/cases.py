@@ -11,13 +11,16 @@ from dataclasses import dataclass
 
 from rlperf.errors import UsageError, choice_error
 from rlperf.measure import guards
+from rlperf.replay.multirank import RANK_SPECS
+from rlperf.replay.multirank import feasibility as multirank_feasibility
 from rlperf.replay.placements import SPECS
 from rlperf.workload import Workload, compose
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
 GPU_COUNTS = (1, 2, 4, 8)
-DEFAULT_PLACEMENTS = tuple(SPECS)
+DEFAULT_PLACEMENTS = tuple(SPECS) + tuple(RANK_SPECS)
+ALL_SPECS = {**SPECS, **RANK_SPECS}
 
 
 @functools.lru_cache(maxsize=None)
@@ -39,7 +42,7 @@ class ReplayCase:
 
     @property
     def spec(self):
-        return SPECS[self.placement]
+        return ALL_SPECS[self.placement]
 
     @property
     def key(self) -> str:
@@ -72,12 +75,9 @@ class Resources:
 
 def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
     """Skip reasons, in the order a user would want to hear them; ok=True when the case can run."""
+    if case.placement in RANK_SPECS or case.gpus > 1:  # process per rank, or why not
+        return multirank_feasibility(case, res)
     spec = case.spec
-    if case.gpus > 1:
-        if case.gpus > res.cuda_devices:
-            return guards.Verdict(False, f"needs {case.gpus} GPUs, {res.cuda_devices} visible")
-        return guards.Verdict(False, f"{case.gpus}-GPU replay needs the process-per-rank harness "
-                                     "(not in this version); measured per rank at 1 GPU")
     if spec.needs_cuda and res.cuda_devices == 0:
         return guards.Verdict(False, f"placement {case.placement!r} needs a CUDA device; none visible")
     wl = case.workload
@@ -99,8 +99,8 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
                placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
     """Cases in measurement order: GPU count, capacity, placement."""
     for name in placements:
-        if name not in SPECS:
-            raise choice_error("placement", name, SPECS)
+        if name not in ALL_SPECS:
+            raise choice_error("placement", name, ALL_SPECS)
     workload_for(task, sim)  # validates task and sim with a clear error
     caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
     return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]

@@ -13,8 +13,6 @@ from rlperf.replay.cases import ReplayCase, Resources, feasibility
 from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.tables import release_tables
 
-# Bytes each metric moves, as multiples of one batch: a gather reads and writes it, a copy moves it once.
-BATCH_TRAFFIC = {CPU_SAMPLE: 2, H2D: 1, END_TO_END: 1, GPU_SAMPLE: 2}
 # The ceiling each metric is bounded by (keys of measure.ceilings).
 CEILING_OF = {CPU_SAMPLE: "host_copy_Bps", H2D: "h2d_pinned_Bps", END_TO_END: "h2d_pinned_Bps",
               GPU_SAMPLE: "d2d_Bps"}
@@ -44,6 +42,11 @@ def build_placement(case: ReplayCase, *, threads: int, seed: int):
 
 def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, threads: int, seed: int,
              ceilings: dict | None = None) -> CaseOutcome:
+    from rlperf.replay.multirank import RANK_SPECS, run_multirank_case  # lazy: multirank imports this module
+
+    if case.placement in RANK_SPECS and feasibility(case, res).ok:
+        return run_multirank_case(case, res, warmup=warmup, repeat=repeat, seed=seed, ceilings=ceilings,
+                                  threads=threads)
     verdict = feasibility(case, res)
     if not verdict.ok:
         return CaseOutcome(skipped=[_skip(case, verdict.reason)])
@@ -56,7 +59,7 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
         placement.verify()
         timings = {}
         for metric in placement.metrics:
-            if CLOCKS[metric] != "wall" and placement.device is None:
+            if metric != CPU_SAMPLE and placement.device is None:
                 outcome.skipped.append(_skip(case, "no CUDA device: device timing not measured", metric))
                 continue
             samples = placement.measure(metric, warmup=warmup, repeat=repeat)
@@ -83,9 +86,17 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
     return outcome
 
 
+def bytes_moved(metric: str, placement) -> int:
+    """Bytes over the metric's critical resource: a gather reads and writes the batch (host DRAM or
+    HBM); H2D and end to end count what crosses PCIe, which for a cache is only its refresh block."""
+    per = placement.bytes_per_sample()
+    return {CPU_SAMPLE: 2 * per["host_read"], H2D: per["h2d"], END_TO_END: per["h2d"],
+            GPU_SAMPLE: 2 * per["device_read"]}[metric]
+
+
 def _timing(samples: list[float], metric: str, placement, warmup: int, repeat: int, ceilings: dict) -> dict:
     stats = summarize(samples)
-    moved = BATCH_TRAFFIC[metric] * placement.sample_rows * placement.layout.stored_row_bytes
+    moved = bytes_moved(metric, placement)
     entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": CLOCKS[metric],
              "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
     ceiling = ceilings.get(CEILING_OF[metric])

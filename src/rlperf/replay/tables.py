@@ -16,6 +16,14 @@ def _pattern_row(width: int, device) -> torch.Tensor:
     return torch.arange(width, dtype=torch.float32, device=device).mul_(0.001).add_(1.0)
 
 
+def fill_pattern_(table: torch.Tensor, first_id: int = 0) -> torch.Tensor:
+    """Write every page: the float ramp everywhere, then row ids from `first_id` into column 0."""
+    rows, width = table.shape
+    table.copy_(_pattern_row(width, table.device).expand(rows, width))
+    table.view(torch.int32)[:, 0] = torch.arange(first_id, first_id + rows, dtype=torch.int32, device=table.device)
+    return table
+
+
 def filled_table(rows: int, width: int, *, device: str | torch.device = "cpu", pin_memory: bool = False,
                  keep: bool = True) -> torch.Tensor:
     """A `(rows, width)` float32 table with the pattern; cached per process for the latest key only."""
@@ -23,9 +31,7 @@ def filled_table(rows: int, width: int, *, device: str | torch.device = "cpu", p
     if key in _CACHE:
         return _CACHE[key]
     release_tables()
-    table = torch.empty((rows, width), dtype=torch.float32, device=device, pin_memory=pin_memory)
-    table.copy_(_pattern_row(width, device).expand(rows, width))
-    table.view(torch.int32)[:, 0] = torch.arange(rows, dtype=torch.int32, device=device)
+    table = fill_pattern_(torch.empty((rows, width), dtype=torch.float32, device=device, pin_memory=pin_memory))
     if keep:
         _CACHE[key] = table
     return table

@@ -16,6 +16,17 @@ def mean_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) ->
     return None
 
 
+# With several GPUs the reference's host / GPU columns are measured by their process-per-rank forms.
+MULTI_GPU_FORM = {"host": "shared-host", "gpu": "gpu-replica"}
+
+
+def reference_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+    """mean_ms of the reference's column: at N > 1 GPUs, `host` and `gpu` read their per-rank forms."""
+    if gpus > 1:
+        placement = MULTI_GPU_FORM.get(placement, placement)
+    return mean_ms(doc, placement, metric, gpus, capacity)
+
+
 def series(doc: dict) -> list[tuple[str, str]]:
     """(placement, metric) pairs present in the results: the reference four first, then the rest."""
     present = {(r["placement"], m) for r in doc["results"] for m in r["timings"]}
@@ -39,8 +50,8 @@ def capacities(doc: dict, gpus: int) -> list[int]:
 
 def speedup(doc: dict, gpus: int, capacity: int) -> float | None:
     """The reference's speedup: host CPU sample+H2D divided by GPU-resident sample."""
-    host = mean_ms(doc, "host", END_TO_END, gpus, capacity)
-    gpu = mean_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity)
+    host = reference_ms(doc, "host", END_TO_END, gpus, capacity)
+    gpu = reference_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity)
     return host / gpu if host and gpu else None
 
 

@@ -89,6 +89,12 @@ SPECS: dict[str, PlacementSpec] = {s.name: s for s in (
                   (GPU_SAMPLE,), _P + "gpu:GpuReplay", _device_ring, needs_cuda=True),
     PlacementSpec("gpu-padded", "GPU-resident ring, rows padded to a 16-byte multiple (930 -> 932 floats)",
                   (GPU_SAMPLE,), _P + "gpu:GpuReplay", _device_ring, needs_cuda=True, align_bytes=16),
+    PlacementSpec("gpu-fused", "GPU-resident ring (packed rows), one kernel: counter-based indices + "
+                  "8-byte vector row copy", (GPU_SAMPLE,), _P + "fused:GpuFusedReplay", _device_ring,
+                  needs_cuda=True, requires=("cupy",)),
+    PlacementSpec("gpu-fused-padded", "GPU-resident ring, rows padded to 932 floats, one kernel: "
+                  "counter-based indices + 16-byte vector row copy", (GPU_SAMPLE,), _P + "fused:GpuFusedReplay",
+                  _device_ring, needs_cuda=True, align_bytes=16, requires=("cupy",)),
     PlacementSpec("gpu-cache", f"pinned host table + GPU cache of min(C, {CACHE_ROWS_MAX:,}) rows, "
                   f"1/{REFRESH_PERIOD} refreshed per iteration by DMA, overlapped with the cache gather",
                   (END_TO_END,), _P + "cache:GpuCacheReplay", _device_cache, needs_cuda=True, align_bytes=16),

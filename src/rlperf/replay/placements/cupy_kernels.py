@@ -1,0 +1,104 @@
+"""CuPy-compiled (NVRTC) CUDA kernels shared by the placements that need more than torch offers.
+
+Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+_SOURCE = r"""
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u64 splitmix64(u64 x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+// Copy one row of `vecs` vectors with a warp: each lane issues all of its loads before its first
+// store (U per lane), so a row's loads are all in flight at once instead of one latency per vector.
+template <typename V, int U>
+__device__ __forceinline__ void copy_row(const V* __restrict__ src, V* __restrict__ dst, int vecs, int lane) {
+    for (int base = lane; base < vecs; base += 32 * U) {
+        V tmp[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int v = base + u * 32;
+            if (v < vecs) tmp[u] = src[v];
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int v = base + u * 32;
+            if (v < vecs) dst[v] = tmp[u];
+        }
+    }
+}
+
+// Copy `rows` rows, one warp per row: out[r] = table[idx[r]].
+template <typename V, int U>
+__device__ __forceinline__ void copy_rows(const V* __restrict__ table, const long long* __restrict__ idx,
+                                          V* __restrict__ out, int rows, int vecs) {
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps)
+        copy_row<V, U>(table + idx[r] * (long long)vecs, out + (long long)r * vecs, vecs, lane);
+}
+
+// Zero-copy gather: `table` may be pinned host memory (UVA); indices drawn beforehand.
+extern "C" __global__ void gather_int4(const u64 table, const u64 idx, const u64 out, int rows, int vecs) {
+    copy_rows<int4, 8>((const int4*)table, (const long long*)idx, (int4*)out, rows, vecs);
+}
+
+// Fused sampler: counter-based indices (splitmix64 of seed, tick, row) and the row copy in one pass.
+template <typename V, int U>
+__device__ __forceinline__ void sample_rows(const V* __restrict__ table, long long* __restrict__ idx,
+                                            V* __restrict__ out, int rows, int vecs, u64 capacity,
+                                            u64 seed, u64 tick) {
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
+        const long long row = (long long)(splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % capacity);
+        if (lane == 0) idx[r] = row;
+        copy_row<V, U>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
+    }
+}
+
+extern "C" __global__ void sample_int4(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
+                                       u64 capacity, u64 seed, u64 tick) {
+    sample_rows<int4, 8>((const int4*)table, (long long*)idx, (int4*)out, rows, vecs, capacity, seed, tick);
+}
+
+extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
+                                         u64 capacity, u64 seed, u64 tick) {
+    sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, capacity, seed, tick);
+}
+"""
+THREADS = 256  # 8 warps a block, one warp per row
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(name: str):
+    import cupy
+
+    return cupy.RawModule(code=_SOURCE, options=("-std=c++17",)).get_function(name)
+
+
+def cupy_stream(torch_stream):
+    """A CuPy view of a torch CUDA stream, so CuPy launches queue behind torch's work."""
+    import cupy
+
+    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream in favour of a protocol torch may lack
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return cupy.cuda.ExternalStream(torch_stream.cuda_stream, torch_stream.device.index or 0)
+
+
+def launch(name: str, torch_stream, rows: int, *args) -> None:
+    """Launch `name` with one warp per row on `torch_stream`; ints become the kernel's scalar types."""
+    import cupy
+
+    blocks = min(-(-rows // (THREADS // 32)), 65535)
+    with cupy_stream(torch_stream):
+        kernel(name)((blocks,), (THREADS,), args)
