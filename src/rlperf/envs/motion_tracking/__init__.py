@@ -1,0 +1,102 @@
+"""g1_motion_tracking `update_state` workload: `WORKLOAD` satisfies rlperf.envs.base.EnvWorkload.
+
+Importing this package compiles nothing; numba is imported only when the fused kernel is needed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from rlperf.envs.base import EnvOutputs, Tolerances, reduce_term_logs
+from rlperf.envs.motion_tracking.inputs import ACTOR_DIM, CRITIC_DIM, MotionTrackingInputs, make_inputs
+from rlperf.envs.motion_tracking.profiles import PROFILES, TERMS
+
+
+class MotionTrackingWorkload:
+    """Inputs, numpy oracle and fused-kernel runner for G1 motion tracking (workloads.md C2)."""
+
+    name = "g1_motion_tracking"
+    profiles = tuple(PROFILES)
+    tolerances = Tolerances(
+        reward_rtol=1e-4, reward_atol=1e-5, log_rtol=1e-3, log_atol=1e-6, obs_rtol=1e-5, obs_atol=1e-5
+    )
+    obs_dim = ACTOR_DIM
+    critic_dim = CRITIC_DIM
+    default_profile = "sac_default"
+    terms = TERMS
+    # limits §3.8 streams as built here: 2432 B read + 1801 B written (6034 B with write-allocate)
+    bytes_per_env = 4233
+
+    def scope(self, profile: str) -> str:
+        return "reward+termination+obs+logs"
+
+    @property
+    def kernel(self):
+        from rlperf.envs.motion_tracking.fused import update_state_kernel
+
+        return update_state_kernel
+
+    def make_inputs(
+        self, num_envs: int, profile: str, *, seed: int = 0, noise_level: float = 1.0
+    ) -> MotionTrackingInputs:
+        return make_inputs(num_envs, profile, seed=seed, noise_level=noise_level)
+
+    def reference(self, inputs: MotionTrackingInputs) -> EnvOutputs:
+        from rlperf.envs.motion_tracking.reference import update_state
+
+        return update_state(inputs)
+
+    def fused_runner(self, inputs: MotionTrackingInputs, num_threads: int) -> Callable[[], EnvOutputs]:
+        """Set Numba's thread mask here; `run` re-applies it because the mask is thread-local."""
+        import numba
+
+        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
+
+        if not update_state_kernel.signatures:
+            self.compile()
+        numba.set_num_threads(num_threads)
+        args = kernel_args(inputs)
+        scales = inputs.profile.scales
+        n = inputs.num_envs
+
+        def run() -> EnvOutputs:
+            numba.set_num_threads(num_threads)
+            update_state_kernel(*args)
+            return EnvOutputs(
+                reward=inputs.reward,
+                terminated=inputs.terminated,
+                actor_obs=inputs.actor_obs,
+                critic_obs=inputs.critic_obs,
+                term_logs=reduce_term_logs(inputs.logs, TERMS, scales, n),
+            )
+
+        return run
+
+    def compile(self) -> float:
+        """First call at 1 thread on tiny inputs of the exact runtime types; seconds (compile or cache load)."""
+        import numba
+
+        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
+
+        args = kernel_args(make_inputs(4, self.default_profile, noise_level=0.0))
+        previous = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            t0 = time.perf_counter()
+            update_state_kernel(*args)
+            seconds = time.perf_counter() - t0
+        finally:
+            numba.set_num_threads(previous)
+        if len(update_state_kernel.signatures) != 1:
+            raise RuntimeError(f"{self.name}: kernel has {len(update_state_kernel.signatures)} specialisations")
+        return seconds
+
+    def compile_source(self) -> str:
+        """'cache' if the kernel was loaded from Numba's cache, else 'compiled'."""
+        return "cache" if sum(self.kernel.stats.cache_hits.values()) else "compiled"
+
+
+WORKLOAD = MotionTrackingWorkload()
+
+__all__ = ["WORKLOAD", "MotionTrackingWorkload"]

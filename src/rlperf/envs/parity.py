@@ -1,0 +1,96 @@
+"""Parity as numbers: max abs differences per output and termination mismatches, judged by Tolerances.
+
+Used alike by the tests, the CLI and asv. Parity always runs at noise level 0 (C6). Non-finite values
+match only themselves (NaN with NaN, +inf with +inf); a non-finite mismatch counts as an infinite diff.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from rlperf.envs.base import EnvOutputs, EnvWorkload, Tolerances
+
+
+def max_abs_diff(ref: np.ndarray, got: np.ndarray) -> float:
+    """Largest |got - ref| over finite pairs; inf if shapes differ or non-finite values disagree."""
+    ref = np.asarray(ref, dtype=np.float64)
+    got = np.asarray(got, dtype=np.float64)
+    if ref.shape != got.shape:
+        return float("inf")
+    if ref.size == 0:
+        return 0.0
+    same_nonfinite = (np.isnan(ref) & np.isnan(got)) | (np.isinf(ref) & (ref == got))
+    finite = np.isfinite(ref) & np.isfinite(got)
+    if not np.all(finite | same_nonfinite):
+        return float("inf")
+    return float(np.max(np.abs(ref[finite] - got[finite]), initial=0.0))
+
+
+def within(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> bool:
+    """Elementwise |got - ref| <= atol + rtol * |ref|, NaN matching NaN."""
+    ref = np.asarray(ref, dtype=np.float64)
+    got = np.asarray(got, dtype=np.float64)
+    return ref.shape == got.shape and bool(np.allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True))
+
+
+@dataclass
+class ParityResult:
+    """One comparison of the fused kernel against the numpy oracle."""
+
+    max_abs_reward_diff: float
+    max_abs_log_diff: float
+    max_abs_actor_obs_diff: float
+    max_abs_critic_obs_diff: float
+    termination_mismatch: int
+    log_diffs: dict[str, float] = field(default_factory=dict)
+    extra_diffs: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok}
+
+
+def compare(ref: EnvOutputs, got: EnvOutputs, tol: Tolerances) -> ParityResult:
+    """Numbers and verdict for `got` against the oracle `ref`."""
+    failures = []
+    mismatch = int(np.count_nonzero(np.asarray(ref.terminated) != np.asarray(got.terminated)))
+    if mismatch or ref.terminated.shape != got.terminated.shape:
+        failures.append(f"terminations: {mismatch} mismatches (must be exact)")
+    if not within(ref.reward, got.reward, tol.reward_rtol, tol.reward_atol):
+        failures.append("reward")
+    log_diffs = {}
+    if set(ref.term_logs) != set(got.term_logs):
+        failures.append(f"log keys differ: {sorted(set(ref.term_logs) ^ set(got.term_logs))}")
+    for key in sorted(set(ref.term_logs) & set(got.term_logs)):
+        log_diffs[key] = max_abs_diff(ref.term_logs[key], got.term_logs[key])
+        if not within(ref.term_logs[key], got.term_logs[key], tol.log_rtol, tol.log_atol):
+            failures.append(f"log {key}")
+    obs = {"actor_obs": (ref.actor_obs, got.actor_obs), "critic_obs": (ref.critic_obs, got.critic_obs),
+           **{k: (ref.extras[k], got.extras.get(k, np.empty(0))) for k in ref.extras}}
+    diffs = {}
+    for name, (a, b) in obs.items():
+        diffs[name] = max_abs_diff(a, b)
+        if not within(a, b, tol.obs_rtol, tol.obs_atol):
+            failures.append(name)
+    return ParityResult(
+        max_abs_reward_diff=max_abs_diff(ref.reward, got.reward),
+        max_abs_log_diff=max(log_diffs.values(), default=0.0),
+        max_abs_actor_obs_diff=diffs.pop("actor_obs"),
+        max_abs_critic_obs_diff=diffs.pop("critic_obs"),
+        termination_mismatch=mismatch, log_diffs=log_diffs, extra_diffs=diffs, failures=failures)
+
+
+def check(workload: EnvWorkload, profile: str, num_envs: int, threads: int, *, seed: int = 0,
+          inputs=None) -> ParityResult:
+    """Run oracle and kernel on the same noise-free inputs (made here unless given) and compare."""
+    if inputs is None:
+        inputs = workload.make_inputs(num_envs, profile, seed=seed, noise_level=0.0)
+    ref = workload.reference(inputs)
+    got = workload.fused_runner(inputs, threads)()
+    return compare(ref, got, workload.tolerances)

@@ -1,0 +1,60 @@
+"""The env summary chart: speedup vs numpy and parallel efficiency over env counts (log2 x axis)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+CHART_NAME = "{task}_summary.png"
+
+
+def _series(results: list[dict], key: str) -> dict[tuple[str, int], list[tuple[int, float]]]:
+    series: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for r in results:
+        if r.get(key) is not None:
+            series.setdefault((r["profile"], r["threads"]), []).append((r["num_envs"], r[key]))
+    return {k: sorted(v) for k, v in sorted(series.items())}
+
+
+def plot_env(doc: dict, path: str | Path) -> Path:
+    """Write the two-panel PNG (dpi 150) for an rlperf.env document; atomic like the JSON."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    meta = doc["meta"]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
+    panels = (("speedup_vs_numpy", "speedup vs numpy (x, median)", "speedup vs numpy"),
+              ("parallel_efficiency", "parallel efficiency (speedup vs 1 thread / threads)",
+               "parallel efficiency"))
+    for ax, (key, ylabel, title) in zip(axes, panels):
+        for (profile, threads), points in _series(doc["results"], key).items():
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", label=f"{profile}, {threads}t")
+            for x, y in points:
+                ax.annotate(f"{threads}t", (x, y), textcoords="offset points", xytext=(0, 6),
+                            ha="center", fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("num_envs")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.lines[1:]:
+            ax.legend(fontsize=8)
+    fig.suptitle(f"{meta['task']} fused update_state (Numba, {meta.get('threading_layer', '?')}) vs numpy"
+                 f"\n{meta.get('device_line', '')}", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=150)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        Path(tmp).unlink(missing_ok=True)
+    return path
