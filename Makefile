@@ -4,8 +4,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rlperf-installed
 ASV := $(PY) -m asv
 MACHINE ?= $(shell $(PY) -m rlperf machine --print-name 2>/dev/null)
+# `make bench BENCH=bench_env` runs one suite; any asv --bench regex works.
+BENCH ?=
+BASE ?= main
+ASV_RUN = $(ASV) run --python=same --launch-method spawn --show-stderr \
+  --set-commit-hash $$(git rev-parse HEAD) --machine "$(MACHINE)"
 
-.PHONY: env test bench bench-replay bench-env publish clean
+.PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish preview clean
 
 env: $(STAMP)
 
@@ -16,13 +21,46 @@ $(STAMP): pyproject.toml scripts/bootstrap.sh
 test: env
 	$(PY) -m pytest
 
+# The CPU suite once per point (--quick), stored under results/$(MACHINE)/ for HEAD, then the site.
+# Whatever suites exist run; GPU points skip themselves on a CPU box. A failed benchmark still
+# publishes, then fails the target with asv's status.
 bench: env
-	$(PY) -m rlperf machine --write
-	$(ASV) run --python=same --quick --launch-method spawn --show-stderr \
-	  --set-commit-hash $$(git rev-parse HEAD) --machine "$$($(PY) -m rlperf machine --print-name)"
+	@$(PY) -m rlperf machine --write --name "$(MACHINE)"
+	@if ! ls benchmarks/bench_*.py >/dev/null 2>&1; then \
+	  echo "bench: no suites in benchmarks/ yet (bench_*.py); nothing to run"; exit 0; fi; \
+	if [ ! -f benchmarks/__init__.py ]; then \
+	  echo "bench: benchmarks/__init__.py is missing (asv needs the folder to be a package)"; exit 1; fi; \
+	status=0; $(ASV_RUN) --quick $(if $(BENCH),--bench "$(BENCH)") || status=$$?; \
+	$(ASV) publish && \
+	echo "results: results/$(MACHINE)/   site: html/index.html" && \
+	echo "view:    $(ASV) preview   (or: make preview; scripts/site_screenshot.sh for a headless check)"; \
+	exit $$status
+
+bench-replay: BENCH = ^bench_replay
+bench-replay: bench
+
+bench-env: BENCH = ^bench_env
+bench-env: bench
+
+# Full statistics (no --quick, samples recorded): what the gate compares. Minutes to hours.
+bench-full: env
+	@$(PY) -m rlperf machine --write --name "$(MACHINE)"
+	$(ASV_RUN) --record-samples $(if $(BENCH),--bench "$(BENCH)")
+
+# The inner loop: the same cases under pytest-benchmark (see docs/README-suite.md).
+bench-inner: env
+	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable
+
+# Gate HEAD against $(BASE) on this machine, benchmarking each commit in a worktree if needed.
+gate: env
+	$(PY) -m rlperf gate --base $(BASE) --head HEAD --machine "$(MACHINE)" \
+	  --out-md out/gate.md --out-json out/gate.json
+
+publish: env
 	$(ASV) publish
-	@echo "results: results/$$($(PY) -m rlperf machine --print-name)/   site: html/index.html"
-	@echo "view:    $(ASV) preview   (or open html/index.html)"
+
+preview: env
+	$(ASV) preview
 
 clean:
 	rm -rf $(VENV) html .asv

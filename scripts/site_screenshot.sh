@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Opens the published asv site in headless Chromium and saves a screenshot, to check that graphs render.
+#
+#   scripts/site_screenshot.sh [HTML_DIR=html] [OUT=docs/site-screenshot.png] [PAGE=#summarylist]
+#
+# Needs Debian's chromium (`apt-get install -y chromium`) and a site built by `asv publish` (make bench).
+# The site is served on 127.0.0.1 (asv's pages load JSON with XHR, which file:// blocks), then the
+# rendered DOM is dumped too so the check does not rest on looking at the picture: a graph page that
+# rendered has flot's <canvas> elements.
+#
+# asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs. On a box without internet,
+# point SITE_JS at a folder holding those libraries (npm reaches them:
+#   (mkdir -p /tmp/site-js && cd /tmp/site-js && for p in jquery@3.3.1 flot@0.8.3 flot-orderbars@1.0.0 \
+#      stupid-table-plugin blueimp-md5@2.19.0 bootstrap@3.1.1; do npm pack --silent "$p" | xargs tar -xzf; \
+#      mv package "${p%@*}"; done)
+# ) and the check runs on a temporary copy of the site whose CDN links point at local copies.
+set -euo pipefail
+HTML=${1:-html}
+OUT=${2:-docs/site-screenshot.png}
+PAGE=${3:-}
+PORT=${PORT:-8765}
+PY=${PY:-.venv/bin/python}
+BROWSER=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$BROWSER" ] || { echo "site_screenshot: chromium not found (apt-get install -y chromium)" >&2; exit 2; }
+[ -f "$HTML/index.html" ] || { echo "site_screenshot: no $HTML/index.html (run make bench or asv publish)" >&2; exit 2; }
+
+if [ -n "${SITE_JS:-}" ]; then
+  copy=$(mktemp -d)
+  cp -r "$HTML"/. "$copy"
+  "$PY" - "$copy" "$SITE_JS" <<'PY'
+import pathlib, re, shutil, sys
+site, libs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+files = [p for p in libs.rglob("*.*s") if not {"src", "docs", "test"} & set(p.parts)]
+(site / "vendor").mkdir(exist_ok=True)
+
+def local(url):
+    name = url.rsplit("/", 1)[-1]
+    wanted = [name, name.replace(".min.", "."), re.sub(r"-[\d.]+\.min\.js$", ".min.js", name)]
+    for want in wanted:
+        for path in files:
+            if path.name == want:
+                shutil.copy(path, site / "vendor" / name)
+                return f"vendor/{name}"
+    sys.exit(f"site_screenshot: no local copy of {url} under {libs}")
+
+for page in site.glob("*.html"):
+    text = re.sub(r'\s(?:integrity|crossorigin|referrerpolicy)="[^"]*"', "", page.read_text())
+    text = re.sub(r'(src|href)="(https://[^"]+\.(?:js|css))"', lambda m: f'{m[1]}="{local(m[2])}"', text)
+    page.write_text(text)
+PY
+  HTML=$copy
+fi
+
+"$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$HTML" >/dev/null 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"' EXIT
+for _ in $(seq 50); do
+  "$PY" - "$PORT" <<'PY' && break || sleep 0.1
+import sys, urllib.request
+urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/index.html", timeout=1)
+PY
+done
+
+# Without PAGE, show the graph of the first benchmark listed in the site's index.
+if [ -z "$PAGE" ]; then
+  PAGE=$("$PY" - "$HTML" <<'PY'
+import json, sys
+index = json.load(open(f"{sys.argv[1]}/index.json"))
+names = sorted(index.get("benchmarks", {}))
+print(f"#{names[0]}" if names else "")
+PY
+)
+fi
+URL="http://127.0.0.1:$PORT/index.html$PAGE"
+mkdir -p "$(dirname "$OUT")"
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1000
+       --virtual-time-budget=15000 --run-all-compositor-stages-before-draw)
+"$BROWSER" "${flags[@]}" --screenshot="$OUT" "$URL" >/dev/null 2>&1
+dom=$("$BROWSER" "${flags[@]}" --dump-dom "$URL" 2>/dev/null)
+canvases=$(grep -o '<canvas' <<<"$dom" | wc -l)
+echo "site_screenshot: $URL -> $OUT ($canvases canvas elements)"
+[ "$canvases" -gt 0 ] || { echo "site_screenshot: no graph rendered" >&2; exit 1; }

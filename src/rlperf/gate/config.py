@@ -1,0 +1,156 @@
+"""gate.toml: the default factor, the significance threshold and per-benchmark rules by glob.
+
+    [gate]
+    factor = 1.10          # head/base beyond this (and significant) is a regression
+    p_threshold = 0.002    # asv's Mann–Whitney threshold
+
+    [[rule]]               # first matching rule wins, per key
+    match = "bench_replay.*h2d*"
+    factor = 1.30
+
+A benchmark's own `direction`/`tolerance` attributes (rlperf.gate.meta) win over rules; rules fill in
+where the benchmark cannot say (e.g. a suite that predates the decorators).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+
+from rlperf.errors import UsageError
+from rlperf.gate.meta import DIRECTIONS
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+DEFAULT_PATH = "gate.toml"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Overrides for the benchmarks whose name (with or without parameters) matches `match`."""
+
+    match: str
+    factor: float | None = None
+    direction: str | None = None
+    tolerance: float | None = None
+
+    def applies(self, key: str, name: str) -> bool:
+        return fnmatch.fnmatchcase(name, self.match) or fnmatch.fnmatchcase(key, self.match)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    factor: float = 1.10
+    p_threshold: float = 0.002
+    rules: tuple[Rule, ...] = field(default_factory=tuple)
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one point is judged, and where each part of that came from (shown in the report)."""
+
+    direction: str
+    factor: float
+    tolerance: float | None
+    source: str
+
+
+def _check_factor(value, where: str) -> float:
+    if not isinstance(value, (int, float)) or value < 1.0:
+        raise UsageError(f"{where}: factor must be a number >= 1.0, got {value!r}")
+    return float(value)
+
+
+def _rule(raw: dict, index: int, path: str) -> Rule:
+    where = f"{path}: rule[{index}]"
+    unknown = set(raw) - {"match", "factor", "direction", "tolerance"}
+    if unknown or not isinstance(raw.get("match"), str):
+        raise UsageError(f"{where}: needs a string 'match'; allowed keys: match, factor, direction, "
+                         f"tolerance (got {sorted(raw)})")
+    direction = raw.get("direction")
+    if direction is not None and direction not in DIRECTIONS:
+        raise UsageError(f"{where}: direction {direction!r}; valid: {', '.join(DIRECTIONS)}")
+    tolerance = raw.get("tolerance")
+    if tolerance is not None and (not isinstance(tolerance, (int, float)) or tolerance < 0):
+        raise UsageError(f"{where}: tolerance must be a number >= 0, got {tolerance!r}")
+    factor = raw.get("factor")
+    return Rule(match=raw["match"], direction=direction,
+                tolerance=None if tolerance is None else float(tolerance),
+                factor=None if factor is None else _check_factor(factor, where))
+
+
+def load_config(path: str | None, *, factor: float | None = None) -> GateConfig:
+    """Read `path` (the default gate.toml may be absent); a --factor given on the CLI wins."""
+    data: dict = {}
+    source = None
+    if path is None and os.path.isfile(DEFAULT_PATH):
+        path = DEFAULT_PATH
+    if path is not None:
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise UsageError(f"cannot read gate config {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
+        source = path
+    gate = data.get("gate", {})
+    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold"}
+    if unknown:
+        raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold; [[rule]]")
+    p_threshold = float(gate.get("p_threshold", 0.002))
+    if not 0 < p_threshold < 1:
+        raise UsageError(f"{path}: p_threshold must lie in (0, 1), got {p_threshold}")
+    return GateConfig(
+        factor=_check_factor(factor if factor is not None else gate.get("factor", 1.10), "--factor/[gate]"),
+        p_threshold=p_threshold,
+        rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
+        source=source,
+    )
+
+
+def _first(rules, attr: str):
+    return next(((getattr(r, attr), r.match) for r in rules if getattr(r, attr) is not None), (None, None))
+
+
+def _tolerance_for(tolerance, key: str, params: tuple[str, ...]):
+    """A number, or a {parameter value: number} mapping resolved for this point's parameters."""
+    if not isinstance(tolerance, dict):
+        return tolerance
+    for value in params:
+        text = value.strip("'\"")
+        if text in tolerance:
+            return tolerance[text]
+    if "*" in tolerance:
+        return tolerance["*"]
+    raise UsageError(f"{key}{list(params)}: tolerance mapping has no entry for these parameters "
+                     f"(keys: {sorted(tolerance)}; add '*' for a default)")
+
+
+def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
+               params: tuple[str, ...] = ()) -> Policy:
+    """Direction, factor and tolerance for one point: benchmark attributes > config rules > defaults."""
+    meta = bench_meta or {}
+    rules = [r for r in config.rules if r.applies(key, name)]
+    factor, factor_src = _first(rules, "factor")
+    direction, tolerance, src = meta.get("direction"), meta.get("tolerance"), "benchmark"
+    if direction is None and tolerance is None:
+        (direction, dir_src), (tolerance, tol_src) = _first(rules, "direction"), _first(rules, "tolerance")
+        src = f"rule {dir_src or tol_src}" if (dir_src or tol_src) else "default"
+    tolerance = _tolerance_for(tolerance, key, params)
+    if tolerance is not None:
+        direction = "tolerance"
+    direction = direction or "lower"
+    if direction not in DIRECTIONS or (direction == "tolerance" and tolerance is None):
+        raise UsageError(f"{key}: direction {direction!r} needs one of {DIRECTIONS} (tolerance needs a value)")
+    sources = [f"direction: {src}"] + ([f"factor: rule {factor_src}"] if factor_src else [])
+    return Policy(direction=direction, factor=factor or config.factor,
+                  tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources))
+
+
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "load_config", "policy_for"]

@@ -1,0 +1,39 @@
+"""Replay placements under pytest-benchmark: the inner loop on the cases of rlperf.replay.cases.
+
+`pytest tests/bench --benchmark-only --benchmark-enable` times a quick subset (one small capacity,
+every placement, 1 GPU); in the normal test run each body runs once as a test (--benchmark-disable).
+Infeasible points skip with the registry's reason, exactly as asv shows them n/a.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+cases = pytest.importorskip("rlperf.replay.cases", reason="replay case registry not available yet")
+run = pytest.importorskip("rlperf.replay.run", reason="replay runner not available yet")
+
+# A capacity small enough for a laptop; the registry's own quick capacity wins once it defines one.
+CAPACITY_ROWS = getattr(cases, "QUICK_CAPACITY_ROWS", 2**16)
+CASES = cases.iter_cases(capacity_rows=[CAPACITY_ROWS], gpu_counts=(1,))
+
+
+@pytest.fixture(scope="module")
+def resources():
+    return cases.Resources.probe()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
+def test_bench_replay_sample(benchmark, resources, case):
+    verdict = cases.feasibility(case, resources)
+    if not verdict.ok:
+        pytest.skip(verdict.reason)
+    placement = run.build_placement(case, threads=1, seed=12345)
+    try:
+        placement.setup()
+        placement.verify()
+        benchmark.group = f"replay sample, {CAPACITY_ROWS:,} rows"
+        benchmark(placement.sample)
+    except NotImplementedError as exc:
+        pytest.skip(str(exc))
+    finally:
+        del placement

@@ -1,0 +1,151 @@
+"""The gate's decisions on synthetic points: directions, tolerances, failures, coverage, significance."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rlperf.gate.config import GateConfig, Policy, Rule
+from rlperf.gate.exitcodes import GateExit, worst
+from rlperf.gate.judge import judge, judge_point
+from rlperf.gate.meta import higher_is_better, within_tolerance
+from rlperf.gate.report import Verdict, to_json, to_markdown
+from rlperf.gate.results import Point
+from rlperf.gate.significance import assess
+
+LOW = Policy("lower", 1.10, None, "default")
+HIGH = Policy("higher", 1.10, None, "benchmark")
+PARITY = Policy("tolerance", 1.10, 1e-5, "benchmark")
+
+
+def pt(value, samples=None, *, version="v1", name="b.S.time_x", env="env"):
+    return Point(key=name.split("(")[0], name=name, value=value, stats=None, samples=samples, version=version,
+                 env=env)
+
+
+def spread(center, n=10):
+    return [center * (1 + 0.001 * i) for i in range(n)]
+
+
+def status(base, head, policy=LOW):
+    return judge_point(base, head, policy, {}, 0.002).status
+
+
+def test_slower_and_significant_is_a_regression():
+    f = judge_point(pt(1.0, spread(1.0)), pt(1.3, spread(1.3)), LOW, {"unit": "seconds"}, 0.002)
+    assert (f.status, f.method, f.exit_code) == ("regression", "mann-whitney", GateExit.REGRESSION)
+    assert f.ratio == pytest.approx(1.3, rel=1e-3)
+
+
+def test_over_the_factor_but_not_significant_is_noise():
+    base, head = [1.0, 1.5, 1.0, 1.5, 1.0, 1.5, 1.0, 1.5], [1.5, 1.0, 1.5, 1.0, 1.5, 1.0, 1.5, 1.6]
+    assert status(pt(1.0, base), pt(1.5, head)) == "noise"
+
+
+def test_faster_is_improved_and_within_the_factor_is_ok():
+    assert status(pt(1.0, spread(1.0)), pt(0.7, spread(0.7))) == "improved"
+    assert status(pt(1.0, spread(1.0)), pt(1.05, spread(1.05))) == "ok"
+
+
+def test_higher_is_better_flags_a_fall_not_a_rise():
+    assert status(pt(3.0), pt(2.0), HIGH) == "regression"
+    assert status(pt(3.0), pt(4.0), HIGH) == "improved"
+
+
+def test_parity_is_judged_against_the_absolute_tolerance_not_a_ratio():
+    assert status(pt(1e-9), pt(9e-6), PARITY) == "ok"  # 9000x the base, still within 1e-5
+    f = judge_point(pt(0.0), pt(2e-5), PARITY, {}, 0.002)
+    assert (f.status, f.exit_code) == ("parity", GateExit.REGRESSION)
+
+
+def test_without_enough_samples_the_factor_alone_decides():
+    f = judge_point(pt(1.0, [1.0, 1.01]), pt(1.3, [1.3, 1.31]), LOW, {}, 0.002)
+    assert (f.status, f.method) == ("regression", "factor-only")
+    assert "2+2" in f.detail
+
+
+def test_significance_reuses_asv_rules():
+    assert assess(spread(1.0, 6), spread(2.0, 6), None, None).method == "mann-whitney"
+    assert assess(spread(1.0, 5), spread(2.0, 5), None, None).method == "factor-only"
+    ci = assess(None, None, {"ci_99_a": 1.0, "ci_99_b": 1.1}, {"ci_99_a": 1.5, "ci_99_b": 1.6})
+    assert (ci.method, ci.significant) == ("ci99", True)
+
+
+def test_failures_and_coverage():
+    assert status(pt(1.0), pt(None)) == "failed"
+    assert status(None, pt(None)) == "failed"  # a new benchmark that fails
+    assert status(pt(None), pt(None)) == "still-failing"
+    assert status(pt(1.0), pt(math.nan)) == "skipped-on-head"
+    assert status(pt(1.0), None) == "missing-on-head"
+    assert status(pt(math.nan), pt(math.nan)) == "not-measured"
+    assert status(None, pt(1.0)) == "new"
+
+
+def test_a_changed_benchmark_is_not_compared():
+    assert status(pt(1.0, spread(1.0)), pt(2.0, spread(2.0), version="v2")) == "changed"
+
+
+def test_exit_code_precedence():
+    assert worst([GateExit.REGRESSION, GateExit.COVERAGE_LOSS]) == GateExit.COVERAGE_LOSS
+    assert worst([GateExit.COVERAGE_LOSS, GateExit.BENCHMARK_FAILURE]) == GateExit.BENCHMARK_FAILURE
+    assert worst([]) == GateExit.OK
+
+
+def test_judge_reads_direction_from_benchmark_metadata_then_rules():
+    base = {("env", "b.S.track_speedup"): pt(3.0, name="b.S.track_speedup"),
+            ("env", "b.S.track_diff"): pt(0.0, name="b.S.track_diff"),
+            ("env", "b.S.time_x"): pt(1.0, name="b.S.time_x")}
+    head = {("env", "b.S.track_speedup"): pt(2.0, name="b.S.track_speedup"),
+            ("env", "b.S.track_diff"): pt(1e-3, name="b.S.track_diff"),
+            ("env", "b.S.time_x"): pt(1.2, name="b.S.time_x")}
+    config = GateConfig(rules=(Rule("b.S.track_diff", tolerance=1e-2), Rule("b.S.time_*", factor=1.5)))
+    by = {f.name: f for f in judge(base, head, config, {"b.S.track_speedup": {"direction": "higher"}})}
+    assert by["b.S.track_speedup"].status == "regression"
+    assert by["b.S.track_diff"].status == "ok"
+    assert by["b.S.time_x"].status == "ok" and by["b.S.time_x"].factor == 1.5
+
+
+def test_one_environment_per_side_pairs_across_names():
+    findings = judge({("py-a", "b.S.time_x"): pt(1.0, env="py-a")},
+                     {("py-b", "b.S.time_x"): pt(1.0, env="py-b")}, GateConfig(), {})
+    assert [(f.name, f.status) for f in findings] == [("b.S.time_x", "ok")]
+
+
+def test_meta_decorators_set_the_attributes_asv_exports():
+    @higher_is_better
+    def track_a():
+        pass
+
+    @within_tolerance(1e-6)
+    def track_b():
+        pass
+
+    assert track_a.direction == "higher"
+    assert (track_b.direction, track_b.tolerance) == ("tolerance", 1e-6)
+    with pytest.raises(ValueError):
+        within_tolerance(-1)
+
+
+def test_report_is_strict_json_and_markdown_puts_blocking_rows_first():
+    findings = [judge_point(pt(1.0), pt(1.0, name="b.S.time_ok"), LOW, {}, 0.002),
+                judge_point(pt(0.0), pt(5.0), LOW, {}, 0.002),
+                judge_point(pt(1.0), pt(None, name="b.S.time_fail"), LOW, {}, 0.002)]
+    v = Verdict(base="a" * 40, head="b" * 40, machine="m", factor=1.1, findings=findings)
+    data = json.loads(to_json(v))
+    assert data["exit_code"] == 3 and data["verdict"] == "benchmark_failure"
+    assert data["findings"][1]["ratio"] is None  # infinite ratio (base 0) is null in strict JSON
+    md = to_markdown(v)
+    assert md.index("| 💥 failed") < md.index("| 🔴 regression") < md.index("unchanged points")
+
+
+def test_a_per_parameter_tolerance_resolves_by_the_points_parameter_value():
+    meta = {"b.P.track_diff": {"direction": "tolerance", "tolerance": {"walk": 1e-4, "probe": 1e-6}}}
+    base = {("e", f"b.P.track_diff('{t}', 8)"): Point("b.P.track_diff", f"b.P.track_diff('{t}', 8)", 0.0, None,
+                                                       None, "v", "e", params=(f"'{t}'", "8")) for t in ("walk", "probe")}
+    head = {k: Point(p.key, p.name, 1e-5, None, None, "v", "e", params=p.params) for k, p in base.items()}
+    by = {f.name: f for f in judge(base, head, GateConfig(), meta)}
+    assert by["b.P.track_diff('walk', 8)"].status == "ok"
+    assert by["b.P.track_diff('probe', 8)"].status == "parity"
+    assert within_tolerance({"walk": 1e-4, "gone": None})(lambda: None).tolerance == {"walk": 1e-4}

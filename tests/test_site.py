@@ -1,0 +1,86 @@
+"""`asv publish` builds the site from a small fixture results folder, with rlperf's machine facets.
+
+The fixture is written through asv's own Results API (no benchmark run), for three commits of a
+throw-away git repository configured by the project's real asv.conf.json.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asv import util as asv_util
+from asv.results import Results
+from asv.runner import BenchmarkResult
+
+from rlperf.asvtools.machine_file import machine_entry
+
+ROOT = Path(__file__).resolve().parents[1]
+MACHINE = "fixture-box"
+BENCHMARKS = {
+    "bench_fixture.Suite.time_gather": {
+        "name": "bench_fixture.Suite.time_gather", "type": "time", "unit": "seconds", "version": "1",
+        "params": [["'2**20'", "'2**22'"]], "param_names": ["rows"], "code": "", "number": 1, "repeat": 3,
+        "rounds": 1, "min_run_count": 1, "sample_time": 0.01, "warmup_time": 0},
+    "bench_fixture.Suite.track_speedup": {
+        "name": "bench_fixture.Suite.track_speedup", "type": "track", "unit": "x", "version": "1",
+        "params": [], "param_names": [], "code": "", "direction": "higher"},
+}
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _write_results(results: Path, shas: list[str], entry: dict) -> None:
+    asv_util.write_json(str(results / MACHINE / "machine.json"), entry, api_version=1)
+    asv_util.write_json(str(results / "benchmarks.json"), BENCHMARKS, api_version=2)
+    for i, sha in enumerate(shas):
+        date = int(_git(results.parent, "log", "-1", "--format=%ct", sha)) * 1000
+        res = Results({**entry, "python": "3.11"}, {}, sha, date, "3.11", "existing-py", {})
+        slow = 1.0 + 0.1 * i
+        res.add_result(BENCHMARKS["bench_fixture.Suite.time_gather"],
+                       BenchmarkResult(result=[0.010 * slow, 0.040 * slow], samples=[[0.010] * 3, [0.040] * 3],
+                                       number=[1, 1], errcode=0, stderr="", profile=None), record_samples=True)
+        res.add_result(BENCHMARKS["bench_fixture.Suite.track_speedup"],
+                       BenchmarkResult(result=[3.0 - 0.2 * i], samples=[None], number=[None], errcode=0,
+                                       stderr="", profile=None))
+        res.save(str(results))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("siterepo")
+    _git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for i in range(3):
+        (repo / "f.txt").write_text(str(i))
+        _git(repo, "add", "-A")
+        _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", f"c{i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    (repo / "asv.conf.json").write_text(json.dumps(conf))
+    entry = machine_entry(name=MACHINE)
+    _write_results(repo / conf["results_dir"], shas, entry)
+    proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(repo / "asv.conf.json")],
+                          capture_output=True, text=True, cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo / conf["html_dir"], entry
+
+
+def test_publish_writes_the_site_and_one_graph_per_benchmark(site):
+    html, _ = site
+    assert (html / "index.html").is_file()
+    graphs = {p.name for p in (html / "graphs").rglob("*.json")}
+    assert {"bench_fixture.Suite.time_gather.json", "bench_fixture.Suite.track_speedup.json"} <= graphs
+
+
+def test_machine_identity_keys_become_site_facets(site):
+    html, entry = site
+    index = json.loads((html / "index.json").read_text())
+    for facet in ("gpu", "gpu_count", "cuda", "driver", "torch", "numba"):
+        assert index["params"][facet] == [entry[facet]], facet
+    assert index["benchmarks"]["bench_fixture.Suite.track_speedup"]["direction"] == "higher"
