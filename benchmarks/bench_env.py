@@ -59,6 +59,9 @@ class _EnvBench:
     """Shared setup: prepare the task once per process, build inputs once per parameter tuple."""
 
     timeout = 600  # a cold Numba compile takes seconds; asv's default is 60 s
+    # Bounded statistics without --quick: one process per point, 5-20 samples within about a second.
+    rounds = 1
+    repeat = (5, 20, 1.0)
     _prepared: dict = {}
     _inputs: dict = {}
 
