@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Device calls B/C: the asv suites with --python=same for the commit carried in .gitbundle.
-#   bash scripts/device/asv.sh REGEX...      (asv --bench regexes; results packed into $OUT/asv.tgz)
+# Device call: the asv suites with --python=same for the commit carried in .gitbundle.
+#   BUDGET_S=540 bash scripts/device/asv.sh REGEX...
+# One asv invocation per regex, in the order given (asv saves results when an invocation ends); an
+# invocation that would start past the time budget is skipped and named, one that overruns is stopped.
 source "$(dirname "$0")/common.sh"
 git init -q -b scratch . && git fetch -q .gitbundle "+HEAD:refs/heads/main" || exit 1
 SHA=$(git rev-parse main)
@@ -10,7 +12,13 @@ export ASV_PYTHONPATH="$PYTHONPATH" NUMBA_CACHE_DIR=/tmp/numba-cache NUMBA_NUM_T
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # Compile the env kernels once, so asv processes load them from the cache instead of racing to compile.
 python3 -c "from rlperf.envs import harness, registry; [harness.prepare(t) for t in registry.TASKS]"
-bench=(); for b in "$@"; do bench+=(--bench "$b"); done
-python3 -m asv run --python=same --set-commit-hash "$SHA" --machine "$M" --launch-method spawn \
-  --record-samples --show-stderr "${bench[@]}" 2>&1 | tee "$WORK/asv.log" | grep -vE "^\s+(For parameters|asv: skipped|$)"
+budget=${BUDGET_S:-540}
+for b in "$@"; do
+  left=$((budget - SECONDS))
+  if [ "$left" -lt 30 ]; then echo "asv: not run for lack of time: $b" | tee -a "$WORK/asv.log"; continue; fi
+  timeout "$left" python3 -m asv run --python=same --set-commit-hash "$SHA" --machine "$M" \
+    --launch-method spawn --record-samples --show-stderr --bench "$b" >> "$WORK/asv.log" 2>&1 \
+    || echo "asv: $b exited $? after $SECONDS s" | tee -a "$WORK/asv.log"
+  echo "asv: $b done at $SECONDS s"
+done
 tar czf "$OUT/asv.tgz" -C . "results/$M" results/benchmarks.json -C "$WORK" asv.log machine.txt
