@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass, field
 
@@ -71,7 +70,6 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
     finally:
         del placement
         release_tables()
-        gc.collect()
     if not timings:
         return outcome
     wl = case.workload

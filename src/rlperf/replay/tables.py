@@ -38,10 +38,28 @@ def filled_table(rows: int, width: int, *, device: str | torch.device = "cpu", p
 
 
 def release_tables() -> None:
-    """Drop cached tables (and the CUDA cache), so the next capacity can be allocated."""
+    """Drop cached tables and hand their memory back, so the next capacity can be allocated.
+
+    Pinned host memory needs its own call: torch's caching host allocator keeps freed pinned blocks,
+    so without it a 62 GB pinned table outlives its case and the next big host allocation (or a
+    shared-memory table for the rank processes) runs the host out of memory.
+    """
+    import gc
+
     _CACHE.clear()
+    gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
+        _empty_pinned_cache()
+
+
+def _empty_pinned_cache() -> None:
+    for owner, name in ((getattr(torch, "accelerator", None), "empty_host_cache"),
+                        (torch._C, "_accelerator_emptyHostCache"), (torch._C, "_host_emptyCache")):
+        fn = getattr(owner, name, None)
+        if fn is not None:
+            fn()
+            return
 
 
 def row_ids(rows: torch.Tensor) -> torch.Tensor:
