@@ -7,6 +7,8 @@ Exit codes: 0 all cases ran with parity ok, 1 a parity failure, 2 bad input.
 
 from __future__ import annotations
 
+import shlex
+
 import dataclasses
 import json
 import os
@@ -117,7 +119,8 @@ def _measure(args, plan: dict) -> dict:
     harness.derive_parallel(results)
     ident = machine_identity()
     meta = {
-        "timestamp_utc": harness.now_utc(), "task": args.task, "profiles": plan["profiles"],
+        "timestamp_utc": harness.now_utc(), "command": "rlperf " + shlex.join(sys.argv[1:]),
+        "task": args.task, "profiles": plan["profiles"],
         "scope": {p: (w.scope(p) if hasattr(w, "scope") else "update_state") for p in plan["profiles"]},
         "num_envs": plan["num_envs"], "requested_threads": plan["requested"], "measured_threads": run_threads,
         "skipped_threads": [t for t in plan["requested"] if t not in run_threads],
