@@ -7,11 +7,10 @@ Exit codes: 0 all cases ran with parity ok, 1 a parity failure, 2 bad input.
 
 from __future__ import annotations
 
-import shlex
-
 import dataclasses
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
