@@ -62,7 +62,9 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
                 outcome.skipped.append(_skip(case, "no CUDA device: device timing not measured", metric))
                 continue
             samples = placement.measure(metric, warmup=warmup, repeat=repeat)
-            timings[metric] = _timing(samples, metric, placement, warmup, repeat, ceilings or {})
+            timings[metric] = timing_entry(samples, metric, bytes_moved(metric, placement.bytes_per_sample()),
+                                           warmup=warmup, repeat=repeat, ceilings=ceilings or {},
+                                           clock=CLOCKS[metric])
     except torch.cuda.OutOfMemoryError as exc:
         return CaseOutcome(skipped=[_skip(case, f"device OOM during benchmark allocation/run: {exc}")])
     except NotImplementedError as exc:
@@ -84,18 +86,19 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
     return outcome
 
 
-def bytes_moved(metric: str, placement) -> int:
-    """Bytes over the metric's critical resource: a gather reads and writes the batch (host DRAM or
-    HBM); H2D and end to end count what crosses PCIe, which for a cache is only its refresh block."""
-    per = placement.bytes_per_sample()
-    return {CPU_SAMPLE: 2 * per["host_read"], H2D: per["h2d"], END_TO_END: per["h2d"],
-            GPU_SAMPLE: 2 * per["device_read"]}[metric]
+def bytes_moved(metric: str, per_sample: dict) -> int:
+    """Bytes over the metric's critical resource, from a placement's bytes_per_sample(): a gather
+    reads and writes the batch (host DRAM or HBM); H2D and end to end count what crosses PCIe, which
+    for a cache is only its refresh block."""
+    return {CPU_SAMPLE: 2 * per_sample["host_read"], H2D: per_sample["h2d"], END_TO_END: per_sample["h2d"],
+            GPU_SAMPLE: 2 * per_sample["device_read"]}[metric]
 
 
-def _timing(samples: list[float], metric: str, placement, warmup: int, repeat: int, ceilings: dict) -> dict:
+def timing_entry(samples: list[float], metric: str, moved: float, *, warmup: int, repeat: int,
+                 ceilings: dict, clock: str) -> dict:
+    """Summary, bytes, effective rate and distance from the measured ceiling of one metric's samples."""
     stats = summarize(samples)
-    moved = bytes_moved(metric, placement)
-    entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": CLOCKS[metric],
+    entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": clock,
              "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
     ceiling = ceilings.get(CEILING_OF[metric])
     if ceiling:

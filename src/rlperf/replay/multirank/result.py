@@ -7,30 +7,11 @@ the same summary, bytes and floor fields as a single-GPU entry, so charts and an
 from __future__ import annotations
 
 from rlperf.measure.stats import summarize
-from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.multirank import traffic
 from rlperf.replay.multirank.clock import exposed
-from rlperf.replay.run import CEILING_OF
+from rlperf.replay.run import bytes_moved, timing_entry
 
 CLOCK = "wall+sync per rank after a barrier; max over ranks"
-
-
-def bytes_moved(metric: str, per_rank: dict) -> float:
-    """Bytes over the metric's critical resource, by replay.run's rule: a gather reads and writes."""
-    return {CPU_SAMPLE: 2 * per_rank["host_read"], H2D: per_rank["h2d"], END_TO_END: per_rank["h2d"],
-            GPU_SAMPLE: 2 * per_rank["device_read"]}[metric]
-
-
-def timing_entry(samples: list[float], metric: str, moved: float, warmup: int, repeat: int, ceilings: dict) -> dict:
-    """The single-GPU timing fields (summary, bytes, effective rate, floor) for exposed samples."""
-    stats = summarize(samples)
-    entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": CLOCK,
-             "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
-    ceiling = ceilings.get(CEILING_OF[metric])
-    if ceiling:
-        entry["floor_ms"] = moved / ceiling * 1e3
-        entry["x_floor"] = stats["median_ms"] / entry["floor_ms"]
-    return entry
 
 
 def assemble(case, spec, ranks: list[dict], *, warmup: int, repeat: int, ceilings: dict | None) -> dict:
@@ -42,7 +23,8 @@ def assemble(case, spec, ranks: list[dict], *, warmup: int, repeat: int, ceiling
     timings = {}
     for metric in ranks[0]["timings"]:
         times, who = exposed([r["timings"][metric]["samples_ms"] for r in ranks])
-        timings[metric] = timing_entry(times, metric, bytes_moved(metric, model), warmup, repeat, ceilings or {})
+        timings[metric] = timing_entry(times, metric, bytes_moved(metric, model), warmup=warmup, repeat=repeat,
+                                       ceilings=ceilings or {}, clock=CLOCK)
         timings[metric]["slowest_rank"] = who
     measured = [r["traffic"] for r in ranks]
     table_rows = case.capacity_rows // n if spec.sharded else case.capacity_rows

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import torch
 
-from rlperf.measure.timing import time_wall
-from rlperf.replay.metrics import END_TO_END
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
 from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
@@ -64,11 +62,6 @@ class GpuCacheReplay(Placement):
     def last_indices(self) -> torch.Tensor:
         """Host row ids of the last batch (the cache maps slots to host rows)."""
         return self.batch_origin
-
-    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
-        if metric != END_TO_END:
-            raise KeyError(metric)
-        return time_wall(self.sample, warmup=warmup, repeat=repeat, devices=[self.device])
 
     def bytes_per_sample(self) -> dict[str, int]:
         row = self.layout.stored_row_bytes

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import torch
 
-from rlperf.measure.timing import time_cuda
-from rlperf.replay.metrics import GPU_SAMPLE
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.tables import filled_table
 
-# GPU sample is ~0.1 ms: each sample spans 10 back-to-back draws so host launch gaps stay out of it.
-GPU_INNER = 10
 DEVICE_SEED_OFFSET = 100_000  # the reference's per-rank device generator seed is (seed + 100,000) + rank*1009
 
 
@@ -37,14 +33,6 @@ class GpuReplay(Placement):
             self.gpu_sample()
         self.stream.synchronize()
         return self.out[:, : self.layout.width]
-
-    def last_indices(self) -> torch.Tensor:
-        return self.idx
-
-    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
-        if metric != GPU_SAMPLE:
-            raise KeyError(metric)
-        return time_cuda(self.gpu_sample, warmup=warmup, repeat=repeat, stream=self.stream, inner=GPU_INNER)
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.stored_row_bytes

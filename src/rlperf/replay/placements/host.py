@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from rlperf.measure.timing import time_cuda, time_wall
-from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, H2D
+from rlperf.replay.metrics import CPU_SAMPLE, H2D
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.tables import filled_table
 
@@ -51,19 +51,13 @@ class HostReplay(Placement):
         self.stream.synchronize()
         return self.target[:, : self.layout.width]
 
-    def last_indices(self) -> torch.Tensor:
-        return self.idx
-
     def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
-        devices = [self.device] if self.device is not None and self.device.type == "cuda" else []
-        if metric == CPU_SAMPLE:
+        if metric == CPU_SAMPLE and metric in self.metrics:
             return time_wall(self.cpu_sample, warmup=warmup, repeat=repeat)
-        if metric == H2D:
+        if metric == H2D and metric in self.metrics:
             self.cpu_sample()
             return time_cuda(self.h2d, warmup=warmup, repeat=repeat, stream=self.stream)
-        if metric == END_TO_END:
-            return time_wall(self.sample, warmup=warmup, repeat=repeat, devices=devices)
-        raise KeyError(metric)
+        return super().measure(metric, warmup=warmup, repeat=repeat)
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.stored_row_bytes

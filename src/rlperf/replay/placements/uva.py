@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rlperf.measure.timing import time_wall
-from rlperf.replay.metrics import END_TO_END
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.placements.cupy_kernels import launch
 from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
@@ -35,14 +33,6 @@ class UvaReplay(Placement):
                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
         self.stream.synchronize()
         return self.out[:, : self.layout.width]
-
-    def last_indices(self) -> torch.Tensor:
-        return self.idx
-
-    def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
-        if metric != END_TO_END:
-            raise KeyError(metric)
-        return time_wall(self.sample, warmup=warmup, repeat=repeat, devices=[self.device])
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.stored_row_bytes
