@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rlperf.replay.metrics import COLOURS, GPU_SAMPLE  # noqa: E402
 from rlperf.report import replay_table as rt  # noqa: E402
 
-EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6")
+EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6", "#439894", "#83BCB6",
+                 "#D67195", "#8F6D31", "#79706E", "#1F77B4")
 DPI = 170
 
 
@@ -62,10 +63,10 @@ def component_breakdown(doc: dict, path: Path) -> Path:
     for ax in axes.flat[: len(gpus_list)]:
         ax.set_ylim(0, ymax * 1.28 or 1)
     handles, labels = _unique_legend(axes.flat[: len(gpus_list)])
-    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.94))
     fig.suptitle(f"{_label_of(doc)} replay sampling: CPU sample, H2D, CPU total, GPU sample\n{_device_line(doc)}",
                  fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.86))
+    fig.tight_layout(rect=(0, 0.14, 1, 0.95))
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return _save(fig, path)
 
 

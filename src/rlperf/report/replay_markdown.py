@@ -10,6 +10,15 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
+def _clocks(doc: dict) -> str:
+    """How each metric was timed, read from the results (so an old file is described as it was run)."""
+    seen = {}
+    for res in doc["results"]:
+        for metric, t in res["timings"].items():
+            seen.setdefault(LABELS[metric], t.get("clock", "?"))
+    return "; ".join(f"{label}: {clock}" for label, clock in seen.items()) or "none measured"
+
+
 def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -27,9 +36,7 @@ def analysis_lines(doc: dict) -> list[str]:
         f"- Collector rows per learner iteration: {wl['collector_rows_per_iteration']:,}; "
         f"sample:new ratio per rank {wl['sample_new_ratio_per_rank']:g}x",
         f"- Timing: warmup {args['warmup']}, repeat {args['repeat']}, torch threads {args['torch_threads']}; "
-        "CPU work on a synchronised wall clock, device work with CUDA events (GPU sample: each sample "
-        "is the mean of 10 back-to-back draws, keeping host launch gaps out); end to end on a wall clock "
-        "with every device synchronised.",
+        f"clocks as recorded in this run: {_clocks(doc)}.",
         "- CPU sample+H2D is its own pass (gather then copy, synchronised), so it can differ from the sum.",
         "- Sampling is uniform with replacement over the full capacity (steady state of a full ring); "
         "every host page is written before timing and one gathered batch is verified row by row.",
