@@ -7,7 +7,7 @@ that decision is made without importing torch where it can be, since asv spawns 
 """
 
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
-                                 ReplayCase, Resources, feasibility)
+                                 ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.multirank import RANK_SPECS
 
@@ -16,12 +16,6 @@ WARMUP, REPEAT = 5, 20
 
 def _placements_reporting(metric):
     return [name for name, spec in ALL_SPECS.items() if metric in spec.metrics]
-
-
-def _threads(gpus):
-    import os
-
-    return max(1, (os.cpu_count() or 1) // gpus)
 
 
 class _ReplayMetric:
@@ -51,7 +45,7 @@ class _ReplayMetric:
         if placement in RANK_SPECS:
             self._measure = self._multirank(case)
         else:
-            placement_obj = build_placement(case, threads=_threads(gpus), seed=12345)
+            placement_obj = build_placement(case, threads=default_torch_threads(gpus), seed=12345)
             placement_obj.setup()
             placement_obj.verify()
             self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)

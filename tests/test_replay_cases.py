@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from rlperf.errors import UsageError
-from rlperf.replay.cases import ReplayCase, Resources, feasibility, iter_cases, parse_positive_list
+from rlperf.commands.args import parse_positive_list
+from rlperf.replay.cases import ReplayCase, Resources, feasibility, iter_cases
 from rlperf.replay.placements import SPECS
 from rlperf.replay.run import run_case
 

@@ -56,7 +56,6 @@ for huge in (False, True):
     del tab
 try:
     import numba
-    import numpy as np
 
     @numba.njit(parallel=True, cache=False)
     def gather(tab, idx, out):

@@ -14,30 +14,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from rlperf.commands.args import at_least, parse_positive_list
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
-
-
-def _int_list(flag: str, text: str) -> list[int]:
-    values = []
-    for tok in text.split(","):
-        tok = tok.strip()
-        try:
-            value = int(tok)
-        except ValueError:
-            value = None
-        if value is None or value <= 0:
-            raise UsageError(f"{flag}: {tok!r} is not a positive integer; give a comma-separated list "
-                             f"of positive integers, e.g. {flag} 512,1024")
-        values.append(value)
-    return sorted(set(values))
-
-
-def _count(flag: str, value: int, minimum: int) -> int:
-    if value < minimum:
-        raise UsageError(f"{flag}: {value} must be >= {minimum}")
-    return value
 
 
 def add_parser(subparsers, name: str, help_text: str) -> None:
@@ -77,11 +57,11 @@ def _plan(args) -> dict:
     else:
         profiles = [registry.default_profile(workload)]
     cap = threads.max_numba_threads()
-    requested = _int_list("--threads", args.threads) if args.threads else (
+    requested = sorted(parse_positive_list(args.threads, "--threads")) if args.threads else (
         list(sweep.threads) if args.quick else list(cases.thread_sweep(cap)))
-    num_envs = _int_list("--num-envs", args.num_envs) if args.num_envs else list(sweep.num_envs)
-    iters = _count("--iters", args.iters if args.iters is not None else sweep.iters, 1)
-    warmup = _count("--warmup", args.warmup if args.warmup is not None else sweep.warmup, 0)
+    num_envs = sorted(parse_positive_list(args.num_envs, "--num-envs")) if args.num_envs else list(sweep.num_envs)
+    iters = at_least("--iters", args.iters if args.iters is not None else sweep.iters, 1)
+    warmup = at_least("--warmup", args.warmup if args.warmup is not None else sweep.warmup, 0)
     out = Path(args.out_json or f"out/env/{args.task}/results.json")
     if out.exists() and out.is_dir():
         raise UsageError(f"--out-json: {out} is a directory; give a file path such as {out}/results.json")

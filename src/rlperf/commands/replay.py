@@ -6,14 +6,14 @@ Flags follow the reference benchmark (workloads.md A7) so its users feel at home
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shlex
 import sys
 from pathlib import Path
 
+from rlperf.commands.args import at_least, parse_positive_list
 from rlperf.errors import UsageError
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
-                                 iter_cases, parse_positive_list, workload_for)
+                                 default_torch_threads, iter_cases, workload_for)
 
 SCHEMA, SCHEMA_VERSION = "rlperf.replay", 1
 DEFAULT_OUT = "out/replay/results.json"
@@ -54,7 +54,7 @@ def _capacities(args) -> list[int]:
 
 def _threads(text: str, world_size: int) -> int:
     if text == "auto":
-        return max(1, (os.cpu_count() or 1) // world_size)
+        return default_torch_threads(world_size)
     value = parse_positive_list(text, "--torch-threads")
     if len(value) != 1:
         raise UsageError("--torch-threads takes one integer or 'auto'")
@@ -62,10 +62,8 @@ def _threads(text: str, world_size: int) -> int:
 
 
 def _validate(args) -> None:
-    for flag in ("warmup", "repeat"):
-        if getattr(args, flag) < (1 if flag == "repeat" else 0):
-            raise UsageError(f"--{flag} must be {'positive' if flag == 'repeat' else '>= 0'}, "
-                             f"got {getattr(args, flag)}")
+    at_least("--warmup", args.warmup, 0)
+    at_least("--repeat", args.repeat, 1)
     if args.torch_threads != "auto":
         _threads(args.torch_threads, 1)
 

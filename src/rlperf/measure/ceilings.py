@@ -19,24 +19,22 @@ def _rate(nbytes: float, samples_ms: list[float]) -> float:
     return nbytes / (min(samples_ms) / 1e3)
 
 
+def _copy_rate(dst: torch.Tensor, src: torch.Tensor, counted_bytes: int, timer, repeat: int, **kw) -> float:
+    """Best bytes/s of `dst.copy_(src)`; the buffers die with the caller's references."""
+    return _rate(counted_bytes, timer(lambda: dst.copy_(src, non_blocking=True), warmup=2, repeat=repeat, **kw))
+
+
 def measure_ceilings(device: torch.device | None, *, threads: int, repeat: int = 10, nbytes: int = GIB) -> dict:
     """Bytes/s ceilings (best of `repeat` runs); device entries only when `device` is CUDA."""
     torch.set_num_threads(threads)
-    src = torch.ones(nbytes // 4, dtype=torch.float32)
-    dst = torch.empty_like(src).fill_(0)
-    out = {"host_copy_Bps": _rate(2 * nbytes, time_wall(lambda: dst.copy_(src), warmup=2, repeat=repeat)),
+    n = nbytes // 4
+    out = {"host_copy_Bps": _copy_rate(torch.zeros(n), torch.ones(n), 2 * nbytes, time_wall, repeat),
            "host_copy_threads": threads, "buffer_bytes": nbytes}
-    del src, dst
     if device is None or device.type != "cuda":
         return out
-    pinned = torch.ones(nbytes // 4, dtype=torch.float32, pin_memory=True)
-    dev = torch.empty_like(pinned, device=device)
-    out["h2d_pinned_Bps"] = _rate(nbytes, time_cuda(lambda: dev.copy_(pinned, non_blocking=True),
-                                                 warmup=2, repeat=repeat))
-    del pinned
-    a = torch.ones(nbytes // 2, dtype=torch.float32, device=device)
-    b = torch.empty_like(a)
-    out["d2d_Bps"] = _rate(2 * a.numel() * 4, time_cuda(lambda: b.copy_(a), warmup=2, repeat=repeat))
-    del a, b, dev
+    out["h2d_pinned_Bps"] = _copy_rate(torch.empty(n, device=device), torch.ones(n, pin_memory=True), nbytes,
+                                       time_cuda, repeat)
+    out["d2d_Bps"] = _copy_rate(torch.empty(2 * n, device=device), torch.ones(2 * n, device=device), 4 * nbytes,
+                                time_cuda, repeat)
     torch.cuda.empty_cache()
     return out

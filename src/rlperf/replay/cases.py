@@ -7,9 +7,10 @@ ask `feasibility()` before allocating anything, so an infeasible point is a skip
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
-from rlperf.errors import UsageError, choice_error
+from rlperf.errors import choice_error
 from rlperf.measure import guards
 from rlperf.replay.multirank import RANK_SPECS
 from rlperf.replay.multirank import feasibility as multirank_feasibility
@@ -21,6 +22,11 @@ CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
 GPU_COUNTS = (1, 2, 4, 8)
 DEFAULT_PLACEMENTS = tuple(SPECS) + tuple(RANK_SPECS)
 ALL_SPECS = {**SPECS, **RANK_SPECS}
+
+
+def default_torch_threads(world_size: int) -> int:
+    """The reference's `auto`: cpu_count // world size, so rank processes never oversubscribe cores."""
+    return max(1, (os.cpu_count() or 1) // world_size)
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,18 +110,3 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
     workload_for(task, sim)  # validates task and sim with a clear error
     caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
     return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]
-
-
-def parse_positive_list(text: str, what: str) -> list[int]:
-    """'1,2,4' -> [1, 2, 4], deduplicated in order; rejects empty, non-integer and non-positive values."""
-    values = []
-    for part in (p.strip() for p in str(text).split(",")):
-        try:
-            value = int(part)
-        except ValueError:
-            raise UsageError(f"{what}: {part!r} is not an integer (expected a comma list like 1,2,4)") from None
-        if value <= 0:
-            raise UsageError(f"{what}: {value} must be positive")
-        if value not in values:
-            values.append(value)
-    return values

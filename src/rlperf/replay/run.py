@@ -27,7 +27,8 @@ def learner_device() -> torch.device | None:
     return torch.device("cuda", 0) if torch.cuda.is_available() else None
 
 
-def _skip(case: ReplayCase, reason: str, metric: str | None = None) -> dict:
+def skip_record(case: ReplayCase, reason: str, metric: str | None = None) -> dict:
+    """One entry of a result's `skipped` list: the point (and metric, if only that one) and why."""
     return {"placement": case.placement, "world_size": case.gpus, "capacity_rows": case.capacity_rows,
             "metric": metric, "reason": reason}
 
@@ -43,12 +44,12 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
              ceilings: dict | None = None) -> CaseOutcome:
     from rlperf.replay.multirank import RANK_SPECS, run_multirank_case  # lazy: multirank imports this module
 
-    if case.placement in RANK_SPECS and feasibility(case, res).ok:
-        return run_multirank_case(case, res, warmup=warmup, repeat=repeat, seed=seed, ceilings=ceilings,
-                                  threads=threads)
     verdict = feasibility(case, res)
     if not verdict.ok:
-        return CaseOutcome(skipped=[_skip(case, verdict.reason)])
+        return CaseOutcome(skipped=[skip_record(case, verdict.reason)])
+    if case.placement in RANK_SPECS:
+        return run_multirank_case(case, res, warmup=warmup, repeat=repeat, seed=seed, ceilings=ceilings,
+                                  threads=threads)
     outcome = CaseOutcome()
     placement = build_placement(case, threads=threads, seed=seed)
     try:
@@ -59,16 +60,16 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
         timings = {}
         for metric in placement.metrics:
             if metric != CPU_SAMPLE and placement.device is None:
-                outcome.skipped.append(_skip(case, "no CUDA device: device timing not measured", metric))
+                outcome.skipped.append(skip_record(case, "no CUDA device: device timing not measured", metric))
                 continue
             samples = placement.measure(metric, warmup=warmup, repeat=repeat)
             timings[metric] = timing_entry(samples, metric, bytes_moved(metric, placement.bytes_per_sample()),
                                            warmup=warmup, repeat=repeat, ceilings=ceilings or {},
                                            clock=CLOCKS[metric])
     except torch.cuda.OutOfMemoryError as exc:
-        return CaseOutcome(skipped=[_skip(case, f"device OOM during benchmark allocation/run: {exc}")])
+        return CaseOutcome(skipped=[skip_record(case, f"device OOM during benchmark allocation/run: {exc}")])
     except NotImplementedError as exc:
-        return CaseOutcome(skipped=[_skip(case, str(exc))])
+        return CaseOutcome(skipped=[skip_record(case, str(exc))])
     finally:
         del placement
         release_tables()

@@ -20,12 +20,7 @@ from rlperf.replay.multirank.guard import feasibility
 from rlperf.replay.multirank.rank_tables import shared_host_table
 from rlperf.replay.multirank.result import assemble
 from rlperf.replay.multirank.specs import RANK_SPECS
-from rlperf.replay.run import CaseOutcome
-
-
-def _skip(case, reason: str, metric: str | None = None) -> dict:
-    return {"placement": case.placement, "world_size": case.gpus, "capacity_rows": case.capacity_rows,
-            "metric": metric, "reason": reason}
+from rlperf.replay.run import CaseOutcome, skip_record
 
 
 def run_multirank_case(case, res, *, warmup: int, repeat: int, seed: int, ceilings: dict | None = None,
@@ -38,7 +33,7 @@ def run_multirank_case(case, res, *, warmup: int, repeat: int, seed: int, ceilin
     """
     verdict = feasibility(case, res, cpu_ranks=cpu_ranks)
     if not verdict.ok:
-        return CaseOutcome(skipped=[_skip(case, verdict.reason)])
+        return CaseOutcome(skipped=[skip_record(case, verdict.reason)])
     spec = RANK_SPECS[case.placement]
     wl = case.workload
     layout = wl.layout
@@ -57,8 +52,8 @@ def run_multirank_case(case, res, *, warmup: int, repeat: int, seed: int, ceilin
         del shared
         gc.collect()
     if "skip" in report:
-        return CaseOutcome(skipped=[_skip(case, report["skip"])])
-    outcome = CaseOutcome(skipped=[_skip(case, s["reason"], s["metric"]) for s in report["skipped"]])
+        return CaseOutcome(skipped=[skip_record(case, report["skip"])])
+    outcome = CaseOutcome(skipped=[skip_record(case, s["reason"], s["metric"]) for s in report["skipped"]])
     if any(r["timings"] for r in report["ranks"]):
         outcome.result = assemble(case, spec, report["ranks"], warmup=warmup, repeat=repeat, ceilings=ceilings)
     return outcome

@@ -97,8 +97,6 @@ def cupy_stream(torch_stream):
 
 def launch(name: str, torch_stream, rows: int, *args) -> None:
     """Launch `name` with one warp per row on `torch_stream`; ints become the kernel's scalar types."""
-    import cupy
-
     blocks = min(-(-rows // (THREADS // 32)), 65535)
     with cupy_stream(torch_stream):
         kernel(name)((blocks,), (THREADS,), args)

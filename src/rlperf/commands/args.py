@@ -1,0 +1,28 @@
+"""Flag parsing shared by the commands: bad values become UsageErrors (exit 2) naming the flag."""
+
+from __future__ import annotations
+
+from rlperf.errors import UsageError
+
+
+def parse_positive_list(text: str, what: str) -> list[int]:
+    """'1,2,4' -> [1, 2, 4], deduplicated in order; rejects empty, non-integer and non-positive values."""
+    values = []
+    for part in (p.strip() for p in str(text).split(",")):
+        try:
+            value = int(part)
+        except ValueError:
+            value = None
+        if value is None or value <= 0:
+            raise UsageError(f"{what}: {part!r} is not a positive integer; give a comma-separated list "
+                             f"of positive integers, e.g. {what} 1,2,4")
+        if value not in values:
+            values.append(value)
+    return values
+
+
+def at_least(flag: str, value: int, minimum: int) -> int:
+    """`value` if it is >= `minimum`, else a UsageError naming the flag."""
+    if value < minimum:
+        raise UsageError(f"{flag}: {value} must be >= {minimum}")
+    return value
