@@ -12,7 +12,7 @@ from rlperf.gate.exitcodes import GateExit, worst
 from rlperf.gate.judge import judge, judge_point
 from rlperf.gate.meta import higher_is_better, within_tolerance
 from rlperf.gate.report import Verdict, to_json, to_markdown
-from rlperf.gate.results import Point
+from rlperf.gate.results import Point, pair_envs
 from rlperf.gate.significance import assess
 
 LOW = Policy("lower", 1.10, None, "default")
@@ -83,8 +83,31 @@ def test_failures_and_coverage():
     assert status(None, pt(1.0)) == "new"
 
 
-def test_a_changed_benchmark_is_not_compared():
-    assert status(pt(1.0, spread(1.0)), pt(2.0, spread(2.0), version="v2")) == "changed"
+def test_a_changed_benchmark_blocks_with_its_own_code_unless_accepted():
+    base, head = pt(1.0, spread(1.0)), pt(2.0, spread(2.0), version="v2")
+    f = judge_point(base, head, LOW, {}, 0.002)
+    assert (f.status, f.exit_code) == ("changed", GateExit.CHANGED_BENCHMARK)
+    assert "--accept-changed" in f.detail
+    f = judge_point(base, head, LOW, {}, 0.002, accept_changed=("b.S.time_*",))
+    assert (f.status, f.exit_code) == ("changed-accepted", GateExit.OK)
+    assert "'b.S.time_*'" in f.detail
+    assert judge_point(base, head, LOW, {}, 0.002, accept_changed=("other",)).status == "changed"
+
+
+def test_interleaved_passes_are_judged_on_the_median_of_per_pass_ratios():
+    # one slow pass on head (x1.6) does not make a regression; the median (x1.02) decides
+    f = judge_point(pt(1.0), pt(1.0), LOW, {}, 0.002, pass_values=[(1.0, 1.02), (1.0, 1.6), (1.0, 1.01)])
+    assert (f.status, f.method) == ("ok", "median-of-3") and f.ratio == pytest.approx(1.02)
+    f = judge_point(pt(1.0), pt(1.0), LOW, {}, 0.002, pass_values=[(1.0, 1.2), (1.1, 1.3), (1.0, 1.0)])
+    assert f.status == "regression" and f.ratio == pytest.approx(1.3 / 1.1)  # median of 1.2, 1.18, 1.0
+    assert f.base == pytest.approx(1.0) and f.head == pytest.approx(1.2)
+    f = judge_point(pt(2.0), pt(2.0), HIGH, {}, 0.002, pass_values=[(2.0, 1.0), (2.0, 1.0), (2.0, 2.0)])
+    assert f.status == "regression" and f.ratio == pytest.approx(2.0)
+
+
+def test_exit_code_six_sits_between_coverage_loss_and_regression():
+    assert worst([GateExit.CHANGED_BENCHMARK, GateExit.REGRESSION]) == GateExit.CHANGED_BENCHMARK
+    assert worst([GateExit.CHANGED_BENCHMARK, GateExit.COVERAGE_LOSS]) == GateExit.COVERAGE_LOSS
 
 
 def test_exit_code_precedence():
@@ -107,10 +130,17 @@ def test_judge_reads_direction_from_benchmark_metadata_then_rules():
     assert by["b.S.time_x"].status == "ok" and by["b.S.time_x"].factor == 1.5
 
 
-def test_one_environment_per_side_pairs_across_names():
+def test_environments_pair_by_python_identity_not_by_name():
+    same = {"python": "3.11", "numba": "0.68.1", "os": "Linux 6.1"}
+    assert pair_envs({"py-a": same}, {"py-b": {**same, "os": "Linux 6.2"}}) == {"py-a": "py-b"}
+    assert pair_envs({"py-a": same}, {"py-a": {**same, "numba": "0.60.0"}}) == {}
     findings = judge({("py-a", "b.S.time_x"): pt(1.0, env="py-a")},
-                     {("py-b", "b.S.time_x"): pt(1.0, env="py-b")}, GateConfig(), {})
+                     {("py-b", "b.S.time_x"): pt(1.0, env="py-b")}, GateConfig(), {}, env_map={"py-a": "py-b"})
     assert [(f.name, f.status) for f in findings] == [("b.S.time_x", "ok")]
+    # an unpaired head env of the same name is never joined to base's
+    findings = judge({("py-a", "b.S.time_x"): pt(1.0, env="py-a")},
+                     {("py-a", "b.S.time_x"): pt(1.0, env="py-a")}, GateConfig(), {}, env_map={})
+    assert sorted(f.status for f in findings) == ["missing-on-head", "new"]
 
 
 def test_meta_decorators_set_the_attributes_asv_exports():
@@ -128,16 +158,31 @@ def test_meta_decorators_set_the_attributes_asv_exports():
         within_tolerance(-1)
 
 
-def test_report_is_strict_json_and_markdown_puts_blocking_rows_first():
+def test_report_is_strict_json_and_markdown_leads_with_what_blocks():
     findings = [judge_point(pt(1.0), pt(1.0, name="b.S.time_ok"), LOW, {}, 0.002),
                 judge_point(pt(0.0), pt(5.0), LOW, {}, 0.002),
-                judge_point(pt(1.0), pt(None, name="b.S.time_fail"), LOW, {}, 0.002)]
+                judge_point(pt(1.0), pt(None, name="b.S.time_fail"), LOW, {}, 0.002),
+                judge_point(pt(1.0, spread(1.0)), pt(0.5, spread(0.5), name="b.S.time_fast"), LOW, {}, 0.002)]
+    findings += [judge_point(pt(math.nan), pt(math.nan, name=f"b.S.time_gpu({i})"), LOW, {}, 0.002)
+                 for i in range(50)]
     v = Verdict(base="a" * 40, head="b" * 40, machine="m", factor=1.1, findings=findings)
     data = json.loads(to_json(v))
     assert data["exit_code"] == 3 and data["verdict"] == "benchmark_failure"
     assert data["findings"][1]["ratio"] is None  # infinite ratio (base 0) is null in strict JSON
+    assert data["counts"]["not-measured"] == 50
     md = to_markdown(v)
-    assert md.index("| 💥 failed") < md.index("| 🔴 regression") < md.index("unchanged points")
+    assert md.index("| 🔴 regression") < md.index("| 💥 failed") < md.index("| 🟢 improved")
+    assert md.index("| 🟢 improved") < md.index("1 unchanged point(s)")
+    assert "time_gpu" not in md and "not-measured" not in md
+
+
+def test_a_clean_pr_comment_fits_on_a_screen():
+    findings = [judge_point(pt(1.0), pt(1.01, name=f"b.S.time_{i}"), LOW, {}, 0.002) for i in range(200)]
+    findings += [judge_point(pt(math.nan), pt(math.nan, name=f"b.S.time_gpu({i})"), LOW, {}, 0.002)
+                 for i in range(500)]
+    md = to_markdown(Verdict(base="a" * 40, head="b" * 40, machine="m", factor=1.1, findings=findings))
+    visible = md.split("<details>")[0]
+    assert len(visible.splitlines()) <= 15 and "exit 0" in visible and "ok 200" in visible
 
 
 def test_a_per_parameter_tolerance_resolves_by_the_points_parameter_value():

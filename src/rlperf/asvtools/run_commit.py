@@ -9,18 +9,28 @@ site-packages: a shared GPU runner's Python keeps its own rlperf and CUDA torch 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 
 from asv.machine import MachineCollection
 
 from rlperf.asvtools import git
 from rlperf.asvtools.conf import write_run_conf
+from rlperf.asvtools.fingerprint import fingerprint, store
 from rlperf.asvtools.machine_file import machine_file_path, write_machine_file
-from rlperf.gate.exitcodes import InfrastructureError
+from rlperf.gate.exitcodes import InfrastructureError, SuiteImportError
 from rlperf.gate.results import has_results
+
+# what asv prints (asv/benchmarks.py) when discovery fails: the commit's suite does not import
+IMPORT_FAILURE = "Failed to build the project and import the benchmark suite"
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _stream(cmd: list[str], env: dict, cwd: str, echo) -> tuple[int, str]:
@@ -71,24 +81,63 @@ def asv_run_command(conf: str, sha: str, machine: str, *, bench: str | None = No
     return cmd
 
 
-def run_commit(repo: str, sha: str, *, machine: str, results_dir: str, fallback_conf: str,
-               bench: str | None = None, quick: bool = False, echo=None) -> int:
-    """Benchmark `sha` into `results_dir`; returns asv's exit status (2: some benchmark failed).
+@dataclass(frozen=True)
+class PreparedCommit:
+    """A commit checked out in its own worktree with its package built into an overlay folder."""
 
-    Raises InfrastructureError when nothing was stored for the commit.
-    """
-    echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    ensure_machine(machine)
+    sha: str
+    worktree: str
+    env: dict  # the benchmark processes' environment (ASV_PYTHONPATH starts with the overlay)
+
+
+@contextlib.contextmanager
+def prepared_commit(repo: str, sha: str, echo=None):
+    """Worktree + overlay install of `sha`, kept for as many asv runs as the caller makes."""
+    echo = echo or _stderr
     with git.worktree(repo, sha) as wt, tempfile.TemporaryDirectory(prefix="rlperf-overlay-") as overlay:
-        echo(f"rlperf gate: benchmarking {sha[:12]} from worktree {wt}")
+        echo(f"rlperf gate: preparing {sha[:12]} in worktree {wt}")
         install_overlay(wt, overlay, echo)
-        conf = write_run_conf(wt, fallback_conf, results_dir, sha)
         env = dict(os.environ)
         env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (overlay, env.get("ASV_PYTHONPATH")) if p)
-        status, tail = _stream(asv_run_command(conf, sha, machine, bench=bench, quick=quick), env, wt, echo)
-    if not has_results(results_dir, machine, sha):
-        raise InfrastructureError(f"asv stored no results for {sha[:12]} on {machine} (asv exit {status}):\n{tail}")
+        yield PreparedCommit(sha=sha, worktree=wt, env=env)
+
+
+def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
+                 bench: str | None = None, quick: bool = False, echo=None) -> int:
+    """One `asv run` of a prepared commit into `results_dir`; returns asv's exit status (2: some failed).
+
+    Raises SuiteImportError when asv could not import the commit's suite, InfrastructureError when
+    nothing was stored for another reason.
+    """
+    echo = echo or _stderr
+    ensure_machine(machine)
+    echo(f"rlperf gate: benchmarking {commit.sha[:12]} into {results_dir}")
+    conf = write_run_conf(commit.worktree, fallback_conf, results_dir, commit.sha)
+    status, tail = _stream(asv_run_command(conf, commit.sha, machine, bench=bench, quick=quick), commit.env,
+                           commit.worktree, echo)
+    if not has_results(results_dir, machine, commit.sha):
+        if IMPORT_FAILURE in tail:
+            raise SuiteImportError(f"the benchmark suite of {commit.sha[:12]} does not import "
+                                   f"(asv exit {status}):\n{tail}", commit.sha)
+        raise InfrastructureError(f"asv stored no results for {commit.sha[:12]} on {machine} "
+                                  f"(asv exit {status}):\n{tail}")
     return status
 
 
-__all__ = ["asv_run_command", "ensure_machine", "install_overlay", "run_commit"]
+def run_commit(repo: str, sha: str, *, machine: str, results_dir: str, fallback_conf: str,
+               bench: str | None = None, quick: bool = False, echo=None) -> int:
+    """Benchmark `sha` into `results_dir` (one asv run, fingerprint stored); returns asv's exit status."""
+    with prepared_commit(repo, sha, echo) as commit:
+        store_fingerprint(results_dir, machine, fingerprint(), sha)
+        return run_prepared(commit, machine=machine, results_dir=results_dir, fallback_conf=fallback_conf,
+                            bench=bench, quick=quick, echo=echo)
+
+
+def store_fingerprint(results_dir: str, machine: str, doc: dict, *shas: str) -> None:
+    """The session's host fingerprint beside each commit's results (see asvtools.fingerprint)."""
+    for sha in shas:
+        store(results_dir, machine, sha, doc)
+
+
+__all__ = ["IMPORT_FAILURE", "PreparedCommit", "asv_run_command", "ensure_machine", "install_overlay",
+           "prepared_commit", "run_commit", "run_prepared", "store_fingerprint"]

@@ -1,11 +1,13 @@
 """`rlperf gate`: did HEAD make anything slower, or break parity, compared with BASE on this machine?
 
-    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run | --no-run]
-               [--config gate.toml] [--factor 1.10] [--out-md gate.md] [--out-json gate.json]
+    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] | --no-run]
+               [--config gate.toml] [--factor 1.10] [--bench REGEX] [--accept-changed NAME ...]
+               [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
 
 Exit codes: 0 ok, 1 regression (or parity out of tolerance), 2 usage error, 3 benchmark failure,
-4 coverage loss, 5 infrastructure error. See docs/gate.md.
+4 coverage loss, 5 infrastructure error (includes a host change and any crash of the gate itself),
+6 changed benchmark version. See docs/gate.md.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 
 
 def add_parser(subparsers, name: str, help_text: str):
@@ -23,11 +26,18 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--machine", help="asv machine name (default: `rlperf machine --print-name`)")
     p.add_argument("--results-dir", default="results", help="asv results folder (default: results)")
     p.add_argument("--config", help="gate thresholds file (default: gate.toml when present)")
-    p.add_argument("--factor", type=float, help="default regression factor (overrides [gate] factor)")
+    p.add_argument("--factor", type=_number, help="default regression factor, finite and > 1 "
+                                                  "(overrides [gate] factor)")
     p.add_argument("--run", action=argparse.BooleanOptionalAction, default=None,
-                   help="benchmark base and head first, each in a git worktree with `asv run --python=same "
-                        "--set-commit-hash` (default: only commits without stored results)")
-    p.add_argument("--bench", help="asv --bench regex: gate only a subset of the suite")
+                   help="--run: measure base and head now, interleaved (--passes), each from its own git "
+                        "worktree; --no-run: compare stored results only (default: benchmark only commits "
+                        "without stored results, then compare stored results)")
+    p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
+    p.add_argument("--bench", help="asv --bench regex: gate only a subset (points and coverage alike)")
+    p.add_argument("--accept-changed", action="append", default=[], metavar="NAME",
+                   help="accept a benchmark whose asv version changed (glob on the name, repeatable)")
+    p.add_argument("--allow-host-change", action="store_true",
+                   help="compare stored results even when base and head were measured on different hosts")
     p.add_argument("--backfill", metavar="RANGE", help="benchmark A..B or NEW[:branch] instead of gating")
     p.add_argument("--asv-config", help="asv config for commits that carry none "
                                         "(default: asv.conf.json of --repo)")
@@ -35,6 +45,21 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--out-md", help="write the Markdown summary (PR comment) here")
     p.add_argument("--out-json", help="write the JSON verdict here")
     return p
+
+
+def _number(text: str) -> float:
+    """argparse type: any float literal (range checks come later, with the config's own message)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 def _where(args):
@@ -55,28 +80,42 @@ def _where(args):
                  conf=os.path.abspath(args.asv_config or os.path.join(repo, "asv.conf.json")), bench=args.bench)
 
 
-def _write(path: str | None, text: str) -> None:
-    if path:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as fh:
-            fh.write(text)
-
-
 def _reproduce(args, where) -> str:
+    extra = "".join([f" --bench '{args.bench}'" if args.bench else "",
+                     " --run" if args.run else (" --no-run" if args.run is False else ""),
+                     f" --passes {args.passes}" if args.passes else "",
+                     "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
+                     " --allow-host-change" if args.allow_host_change else ""])
     return (f"rlperf gate --base {args.base} --head {args.head} --machine {where.machine} "
-            f"--results-dir {args.results_dir}" + (f" --bench '{args.bench}'" if args.bench else ""))
+            f"--results-dir {args.results_dir}{extra}")
 
 
-def run(args) -> int:
+def _validate(args):
+    """Everything that can be wrong with the invocation, before any measurement."""
+    from rlperf.gate.outputs import check_output_path
     from rlperf.errors import UsageError
     from rlperf.gate.config import load_config
-    from rlperf.gate.flow import backfill, gate
-    from rlperf.gate.report import to_json, to_markdown
+    from rlperf.gate.results import compile_bench
 
     if args.backfill and args.base:
         raise UsageError("--backfill benchmarks a range; it does not take --base")
     if not (args.backfill or args.base):
         raise UsageError("give --base REF (with --head, default HEAD) or --backfill A..B")
+    if args.passes is not None and args.run is not True:
+        raise UsageError("--passes applies to --run (interleaved measurement) only")
+    compile_bench(args.bench)
+    for flag in ("out_md", "out_json"):
+        check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
+    return load_config(args.config, factor=args.factor, passes=args.passes)
+
+
+def _gate(args) -> int:
+    from rlperf.gate.outputs import write_text_atomic
+    from rlperf.gate.flow import backfill, gate
+    from rlperf.gate.report import to_dict, to_markdown
+    from rlperf.report.jsonio import write_json
+
+    config = _validate(args)
     where = _where(args)
     echo = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - asv's progress goes to stderr
 
@@ -85,10 +124,27 @@ def run(args) -> int:
         print("\n".join(messages))
         return int(code)
 
-    verdict = gate(where, args.base, args.head, load_config(args.config, factor=args.factor),
-                   run=args.run, echo=echo)
+    verdict = gate(where, args.base, args.head, config, run=args.run, accept_changed=tuple(args.accept_changed),
+                   allow_host_change=args.allow_host_change, echo=echo)
     markdown = to_markdown(verdict, reproduce=_reproduce(args, where))
     print(markdown)
-    _write(args.out_md, markdown)
-    _write(args.out_json, to_json(verdict) + "\n")
+    if args.out_json:
+        write_json(args.out_json, to_dict(verdict))
+    if args.out_md:
+        write_text_atomic(args.out_md, markdown)
     return int(verdict.exit_code)
+
+
+def run(args) -> int:
+    """The gate's exit code; usage errors propagate (exit 2), any other crash is infrastructure (5)."""
+    from rlperf.errors import UsageError
+    from rlperf.gate.exitcodes import GateExit
+
+    try:
+        return _gate(args)
+    except UsageError:
+        raise
+    except Exception:  # a crash is never a verdict: exit 5 with the traceback in the log
+        print("rlperf gate: internal error (exit 5, infrastructure; not a verdict on the code):\n"
+              + traceback.format_exc(), file=sys.stderr, flush=True)
+        return int(GateExit.INFRASTRUCTURE)

@@ -2,7 +2,8 @@
 
     [gate]
     factor = 1.10          # head/base beyond this (and significant) is a regression
-    p_threshold = 0.002    # asv's Mann–Whitney threshold
+    p_threshold = 0.002    # asv's Mann–Whitney threshold (stored-results mode)
+    passes = 3             # interleaved base/head passes of `--run` (median of per-pass ratios)
 
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
@@ -15,6 +16,7 @@ where the benchmark cannot say (e.g. a suite that predates the decorators).
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -46,6 +48,7 @@ class Rule:
 class GateConfig:
     factor: float = 1.10
     p_threshold: float = 0.002
+    passes: int = 3
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 
@@ -60,10 +63,22 @@ class Policy:
     source: str
 
 
-def _check_factor(value, where: str) -> float:
-    if not isinstance(value, (int, float)) or value < 1.0:
-        raise UsageError(f"{where}: factor must be a number >= 1.0, got {value!r}")
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_factor(value, where: str) -> float:
+    """A factor is a finite number > 1: 1 would flag pure noise, nan/inf would pass everything."""
+    if not _is_number(value) or not math.isfinite(value) or value <= 1.0:
+        raise UsageError(f"{where}: factor must be a finite number > 1 (e.g. 1.10 for 10 %), got {value!r}")
     return float(value)
+
+
+def check_passes(value, where: str) -> int:
+    """Interleaved passes: a whole number >= 1 (odd counts give a true median)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"{where}: passes must be a whole number >= 1, got {value!r}")
+    return value
 
 
 def _rule(raw: dict, index: int, path: str) -> Rule:
@@ -81,11 +96,11 @@ def _rule(raw: dict, index: int, path: str) -> Rule:
     factor = raw.get("factor")
     return Rule(match=raw["match"], direction=direction,
                 tolerance=None if tolerance is None else float(tolerance),
-                factor=None if factor is None else _check_factor(factor, where))
+                factor=None if factor is None else check_factor(factor, where))
 
 
-def load_config(path: str | None, *, factor: float | None = None) -> GateConfig:
-    """Read `path` (the default gate.toml may be absent); a --factor given on the CLI wins."""
+def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None) -> GateConfig:
+    """Read `path` (the default gate.toml may be absent); --factor and --passes given on the CLI win."""
     data: dict = {}
     source = None
     if path is None and os.path.isfile(DEFAULT_PATH):
@@ -100,15 +115,19 @@ def load_config(path: str | None, *, factor: float | None = None) -> GateConfig:
             raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
         source = path
     gate = data.get("gate", {})
-    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold"}
+    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes"}
     if unknown:
-        raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold; [[rule]]")
-    p_threshold = float(gate.get("p_threshold", 0.002))
-    if not 0 < p_threshold < 1:
-        raise UsageError(f"{path}: p_threshold must lie in (0, 1), got {p_threshold}")
+        raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
+                         "passes; [[rule]]")
+    p_threshold = gate.get("p_threshold", 0.002)
+    if not _is_number(p_threshold) or not 0 < p_threshold < 1:
+        raise UsageError(f"{path}: p_threshold must be a number in (0, 1), got {p_threshold!r}")
     return GateConfig(
-        factor=_check_factor(factor if factor is not None else gate.get("factor", 1.10), "--factor/[gate]"),
-        p_threshold=p_threshold,
+        factor=check_factor(factor, "--factor") if factor is not None
+        else check_factor(gate.get("factor", 1.10), f"{path}: [gate]"),
+        p_threshold=float(p_threshold),
+        passes=check_passes(passes, "--passes") if passes is not None
+        else check_passes(gate.get("passes", 3), f"{path}: [gate]"),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
         source=source,
     )
@@ -153,4 +172,5 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                   tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources))
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "load_config", "policy_for"]
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_passes", "load_config",
+           "policy_for"]

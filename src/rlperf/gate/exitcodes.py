@@ -1,4 +1,7 @@
-"""Typed exit codes of `rlperf gate`; 2 stays rlperf's usage error, so the gate's own codes skip it."""
+"""Typed exit codes of `rlperf gate`; 2 stays rlperf's usage error, so the gate's own codes skip it.
+
+docs/gate.md is the single description of what each code means for a user; keep the two in step.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +12,18 @@ class GateExit(IntEnum):
     """What the gate decided; when several apply, the most severe (see SEVERITY) is the exit code."""
 
     OK = 0
-    REGRESSION = 1  # slower/bigger by more than the factor and significant, or a parity metric out of tolerance
+    REGRESSION = 1  # slower/bigger by more than the factor, or a parity metric out of tolerance
     USAGE = 2  # bad flags or config (rlperf.errors.EXIT_USAGE)
-    BENCHMARK_FAILURE = 3  # a point that ran on base (or is new) failed on head
+    BENCHMARK_FAILURE = 3  # a point that ran on base (or is new) failed on head; head's suite does not import
     COVERAGE_LOSS = 4  # a point measured on base is skipped or missing on head
-    INFRASTRUCTURE = 5  # unknown commit, unreadable or absent results, asv or pip could not run
+    INFRASTRUCTURE = 5  # unknown commit, malformed results, host changed, asv/pip could not run, a crash
+    CHANGED_BENCHMARK = 6  # a benchmark's asv version differs between base and head (not accepted)
 
 
 # Most severe first: a broken run makes any comparison untrustworthy, a failure hides its numbers,
-# lost coverage hides a possible regression.
+# lost coverage and an edited benchmark both hide a possible regression.
 SEVERITY = (GateExit.INFRASTRUCTURE, GateExit.BENCHMARK_FAILURE, GateExit.COVERAGE_LOSS,
-            GateExit.REGRESSION, GateExit.OK)
+            GateExit.CHANGED_BENCHMARK, GateExit.REGRESSION, GateExit.OK)
 
 
 def worst(codes) -> GateExit:
@@ -32,4 +36,12 @@ class InfrastructureError(Exception):
     """The gate could not get trustworthy inputs (not a verdict about the code under test)."""
 
 
-__all__ = ["GateExit", "InfrastructureError", "SEVERITY", "worst"]
+class SuiteImportError(InfrastructureError):
+    """asv could not import a commit's benchmark suite: a verdict on that commit when it is the head."""
+
+    def __init__(self, message: str, sha: str):
+        super().__init__(message)
+        self.sha = sha
+
+
+__all__ = ["GateExit", "InfrastructureError", "SEVERITY", "SuiteImportError", "worst"]

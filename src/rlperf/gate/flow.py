@@ -9,10 +9,13 @@ import os
 from dataclasses import dataclass
 
 from rlperf.gate.config import GateConfig
-from rlperf.gate.exitcodes import GateExit, InfrastructureError, worst
+from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
+from rlperf.gate.host import compare_hosts
+from rlperf.gate.interleave import measure_interleaved, pass_values, representative
 from rlperf.gate.judge import judge
 from rlperf.gate.report import Verdict
-from rlperf.gate.results import has_results, load_benchmark_meta, load_points
+from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
+                                 load_benchmark_meta, load_commit, pair_envs, select)
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,7 @@ class Where:
     results_dir: str
     machine: str
     conf: str  # asv.conf.json used for commits that have none of their own
-    bench: str | None = None  # asv --bench regex, to gate a subset
+    bench: str | None = None  # asv --bench regex, to gate a subset (compared points and coverage alike)
 
 
 def _run(where: Where, sha: str, echo) -> int:
@@ -33,45 +36,119 @@ def _run(where: Where, sha: str, echo) -> int:
                       fallback_conf=where.conf, bench=where.bench, echo=echo)
 
 
-def _notes(base: dict, head: dict, findings) -> list[str]:
+def _notes(base: CommitResults, head: CommitResults, env_map: dict, findings, not_measured: int) -> list[str]:
     notes = []
-    base_envs, head_envs = sorted({e for e, _ in base}), sorted({e for e, _ in head})
-    if base_envs != head_envs:
-        notes.append(f"environments differ (base {base_envs}, head {head_envs}); paired as documented")
+    renamed = {b: h for b, h in env_map.items() if b != h}
+    if renamed:
+        notes.append(f"environments paired by Python identity across names: {renamed}")
+    unpaired = sorted(set(base.envs) - set(env_map))
+    if unpaired:
+        notes.append(f"base environment(s) {unpaired} have no head environment with the same Python identity")
     factor_only = sum(1 for f in findings if f.method == "factor-only")
     if factor_only:
         notes.append(f"{factor_only} point(s) had no significance test (plain `track_` values, or fewer "
                      "stored samples than Mann–Whitney needs): the factor alone decided them")
+    if not_measured:
+        notes.append(f"{not_measured} point(s) measured on neither commit (skipped on this machine): not listed")
     return notes
 
 
+def _check_host(where: Where, base: CommitResults, head: CommitResults, shas, allow: bool) -> str:
+    """Refuse a comparison across hosts (InfrastructureError) unless allowed; returns the report line."""
+    from rlperf.asvtools.fingerprint import load
+
+    check = compare_hosts(base.envs, head.envs, *(load(where.results_dir, where.machine, s) for s in shas))
+    if check.same:
+        return f"same host ({check.compared} agree)"
+    listed = "; ".join(check.differences)
+    if allow:
+        return f"HOST CHANGED, compared anyway (--allow-host-change): {listed}"
+    raise InfrastructureError(
+        f"base and head were measured on different hosts under machine name {where.machine!r} "
+        f"({check.compared}): {listed}. Their numbers are not comparable: re-measure both in one session "
+        "with --run, or pass --allow-host-change to compare anyway")
+
+
+def _stored(where: Where, verdict: Verdict, run: bool | None, echo) -> tuple[CommitResults, CommitResults]:
+    for sha in dict.fromkeys((verdict.base, verdict.head)):  # base first, so benchmarks.json ends as head's
+        stored = has_results(where.results_dir, where.machine, sha)
+        if run is None and not stored:
+            _run(where, sha, echo)
+        elif not stored:
+            raise InfrastructureError(f"no results for {sha[:12]} on machine {where.machine!r} in "
+                                      f"{where.results_dir}; drop --no-run to benchmark it")
+    return (load_commit(where.results_dir, where.machine, verdict.base),
+            load_commit(where.results_dir, where.machine, verdict.head))
+
+
 def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run: bool | None = None,
-         echo=print) -> Verdict:
-    """Compare head against base on one machine. run: True always benchmarks both commits, False never,
-    None only those without stored results."""
+         accept_changed=(), allow_host_change: bool = False, echo=print) -> Verdict:
+    """Compare head against base on one machine.
+
+    run: True measures both commits now, interleaved (config.passes passes, median of per-pass
+    ratios); False compares stored results only; None benchmarks only commits without results,
+    then compares stored results. Stored comparisons are refused across hosts (see gate.host)."""
     from rlperf.asvtools.git import resolve
 
+    bench = compile_bench(where.bench)
     verdict = Verdict(base=base_ref, head=head_ref, machine=where.machine, factor=config.factor,
-                      config=config.source)
+                      config=config.source, accepted=tuple(accept_changed))
     try:
         verdict.base, verdict.head = resolve(where.repo, base_ref), resolve(where.repo, head_ref)
-        for sha in dict.fromkeys((verdict.base, verdict.head)):  # base first, so benchmarks.json ends as head's
-            stored = has_results(where.results_dir, where.machine, sha)
-            if run or (run is None and not stored):
-                _run(where, sha, echo)
-            elif not stored:
-                raise InfrastructureError(f"no results for {sha[:12]} on machine {where.machine!r} in "
-                                          f"{where.results_dir}; drop --no-run to benchmark it")
-        base = load_points(where.results_dir, where.machine, verdict.base)
-        head = load_points(where.results_dir, where.machine, verdict.head)
-        for sha, pts in ((verdict.base, base), (verdict.head, head)):
-            if not pts:
+        values = None
+        if run:
+            verdict.mode = f"interleaved: {config.passes} pass(es) base/head alternating, median of per-pass ratios"
+            try:
+                passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo)
+            except SuiteImportError as exc:
+                _import_failure(verdict, exc)
+                return verdict
+            base = representative([b for b, _ in passes.runs])
+            head = representative([h for _, h in passes.runs])
+            verdict.host = "one session, both commits interleaved (host shared by construction)"
+        else:
+            verdict.mode = f"stored results: factor and asv's significance rule (p < {config.p_threshold:g})"
+            try:
+                base, head = _stored(where, verdict, run, echo)
+            except SuiteImportError as exc:
+                _import_failure(verdict, exc)
+                return verdict
+            verdict.host = _check_host(where, base, head, (verdict.base, verdict.head), allow_host_change)
+        for sha, res in ((verdict.base, base), (verdict.head, head)):
+            if not res.points:
                 raise InfrastructureError(f"result files for {sha[:12]} hold no benchmarks")
-        verdict.findings = judge(base, head, config, load_benchmark_meta(where.results_dir))
-        verdict.notes = _notes(base, head, verdict.findings)
+        env_map = pair_envs(base.envs, head.envs)
+        if not env_map:
+            raise InfrastructureError("no environment of head has the Python identity of base's ("
+                                      + describe_identity_mismatch(base.envs, head.envs) + ")")
+        if run:
+            values = pass_values(passes.runs, env_map)
+        base_pts, head_pts = select(base.points, bench), select(head.points, bench)
+        if not (base_pts or head_pts):
+            raise InfrastructureError(f"--bench {where.bench!r} selects none of the stored points")
+        findings = judge(base_pts, head_pts, config, load_benchmark_meta(where.results_dir), env_map=env_map,
+                         accept_changed=accept_changed, pass_values=values)
+        not_measured = sum(1 for f in findings if f.status == "not-measured")
+        verdict.findings = findings
+        verdict.notes = _notes(base, head, env_map, findings, not_measured)
+        verdict.notes += _unused_acceptances(accept_changed, findings)
     except InfrastructureError as exc:
         verdict.errors.append(str(exc))
     return verdict
+
+
+def _import_failure(verdict: Verdict, exc: SuiteImportError) -> None:
+    """Head's suite not importing is a benchmark failure (3); base's is the infrastructure's (5)."""
+    if exc.sha == verdict.head:
+        verdict.failures.append(str(exc))
+    else:
+        verdict.errors.append(f"the base commit cannot be benchmarked: {exc}")
+
+
+def _unused_acceptances(patterns, findings) -> list[str]:
+    used = {f.detail.rsplit("--accept-changed ", 1)[-1].strip("'") for f in findings
+            if f.status == "changed-accepted"}
+    return [f"--accept-changed {p!r} matched no changed benchmark" for p in patterns if p not in used]
 
 
 def stored_commits(results_dir: str, machine: str) -> set[str]:
@@ -115,6 +192,9 @@ def backfill(where: Where, spec: str, echo=print) -> tuple[GateExit, list[str]]:
             status = _run(where, sha, echo)
             codes.append(GateExit.BENCHMARK_FAILURE if status == 2 else GateExit.OK)
             messages.append(f"{sha[:12]}: stored" + (" (some benchmarks failed)" if status == 2 else ""))
+        except SuiteImportError as exc:
+            codes.append(GateExit.BENCHMARK_FAILURE)
+            messages.append(f"{sha[:12]}: {exc}")
         except InfrastructureError as exc:
             codes.append(GateExit.INFRASTRUCTURE)
             messages.append(f"{sha[:12]}: {exc}")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
+import statistics
 from dataclasses import asdict, dataclass
 
 from rlperf.gate.config import GateConfig, policy_for
 from rlperf.gate.exitcodes import GateExit
-from rlperf.gate.results import Point, pair_envs
+from rlperf.gate.results import Point
 from rlperf.gate.significance import assess
 
 # status -> the exit code it contributes; statuses not listed are informational.
@@ -17,6 +19,7 @@ BLOCKING = {
     "failed": GateExit.BENCHMARK_FAILURE,
     "skipped-on-head": GateExit.COVERAGE_LOSS,
     "missing-on-head": GateExit.COVERAGE_LOSS,
+    "changed": GateExit.CHANGED_BENCHMARK,
 }
 
 
@@ -25,9 +28,9 @@ class Finding:
     """The verdict on one point; `ratio` > 1 always means worse (head/base, or base/head if higher is better)."""
 
     name: str
-    status: str  # regression | parity | failed | skipped-on-head | missing-on-head | improved | ok
-    #              | noise (over the factor, not significant) | new | changed (benchmark version differs)
-    #              | still-failing | not-measured
+    status: str  # regression | parity | failed | skipped-on-head | missing-on-head | changed (asv version
+    #              differs, blocks) | improved | ok | noise (over the factor, not significant) | new
+    #              | changed-accepted (--accept-changed) | still-failing | not-measured
     direction: str
     base: float | None
     head: float | None
@@ -62,8 +65,28 @@ def _value(p: Point | None) -> float | None:
     return None if p is None or not p.measured else p.value
 
 
-def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_threshold: float) -> Finding:
-    """Classify one point (see Finding.status); the policy supplies direction, factor and tolerance."""
+def accepted_by(patterns, key: str, name: str) -> str | None:
+    """The first --accept-changed glob that names this benchmark (with or without parameters)."""
+    return next((p for p in patterns if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(key, p)), None)
+
+
+def _median_of_passes(direction: str, pass_values) -> tuple[float, float, float, list[float]] | None:
+    """(median base, median head, median of per-pass worse-ratios, the ratios) over passes measured on both."""
+    both = [(b, h) for b, h in pass_values if b is not None and h is not None
+            and not math.isnan(b) and not math.isnan(h)]
+    if not both:
+        return None
+    ratios = [_worse_ratio(direction, b, h) for b, h in both]
+    return (statistics.median(b for b, _ in both), statistics.median(h for _, h in both),
+            statistics.median(ratios), ratios)
+
+
+def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_threshold: float, *,
+                accept_changed=(), pass_values=None) -> Finding:
+    """Classify one point (see Finding.status); the policy supplies direction, factor and tolerance.
+
+    `pass_values` [(base, head), ...] from interleaved passes replaces the significance test: the
+    median of per-pass ratios is judged against the factor (see docs/gate.md)."""
     name = (head or base).name
     common = dict(name=name, direction=policy.direction, base=_value(base), head=_value(head), ratio=None,
                   factor=policy.factor, tolerance=policy.tolerance, method="", detail="",
@@ -89,38 +112,60 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
     if base is None or not base.measured:
         return finding("new", detail="no measurement on base")
 
-    ratio = _worse_ratio(policy.direction, base.value, head.value)
-    sig = assess(base.samples, head.samples, base.stats, head.stats, p_threshold)
+    passes = _median_of_passes(policy.direction, pass_values) if pass_values is not None else None
+    if passes is not None:
+        base_value, head_value, ratio, ratios = passes
+        significant, method = True, f"median-of-{len(ratios)}"
+        detail = "per-pass " + ", ".join(f"×{r:.3f}" for r in ratios)
+        common.update(base=base_value, head=head_value)
+    else:
+        ratio = _worse_ratio(policy.direction, base.value, head.value)
+        sig = assess(base.samples, head.samples, base.stats, head.stats, p_threshold)
+        significant, method, detail = sig.significant, sig.method, sig.detail
     if base.version != head.version:
-        return finding("changed", ratio=ratio, method=sig.method,
-                       detail="benchmark code changed between commits: not compared (asv shows 'x')")
+        pattern = accepted_by(accept_changed, base.key, name)
+        if pattern is None:
+            return finding("changed", ratio=ratio, method=method,
+                           detail="benchmark code changed (asv version differs): not comparable; "
+                                  "pass --accept-changed NAME to accept the new baseline")
+        return finding("changed-accepted", ratio=ratio, method=method,
+                       detail=f"benchmark code changed, accepted by --accept-changed {pattern!r}")
     if ratio > policy.factor:
-        status = "regression" if sig.significant else "noise"
-    elif ratio < 1 / policy.factor and sig.significant:
+        status = "regression" if significant else "noise"
+    elif ratio < 1 / policy.factor and significant:
         status = "improved"
     else:
         status = "ok"
-    return finding(status, ratio=ratio, method=sig.method, detail=sig.detail)
+    return finding(status, ratio=ratio, method=method, detail=detail)
 
 
-def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict]) -> list[Finding]:
-    """Findings for every point of base ∪ head, keyed as load_points() keys them."""
-    env_map = pair_envs(base, head)
+def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict], *,
+          env_map: dict[str, str] | None = None, accept_changed=(), pass_values=None) -> list[Finding]:
+    """Findings for every point of base ∪ head, keyed as load_points() keys them.
+
+    env_map (base env -> head env, see results.pair_envs) defaults to pairing equal names;
+    pass_values maps a base-side key (env, name) to its interleaved [(base, head), ...]."""
+    if env_map is None:
+        env_map = {e: e for e, _ in base}
     head_env_of = {v: k for k, v in env_map.items()}
     pairs: dict[tuple[str, str], list] = {}
     for (env, name), point in base.items():
         pairs.setdefault((env, name), [None, None])[0] = point
+    base_envs = {e for e, _ in base}
     for (env, name), point in head.items():
-        pairs.setdefault((head_env_of.get(env, env), name), [None, None])[1] = point
+        # an unpaired head env never joins a base env that happens to share its name
+        side = head_env_of.get(env) or (f"{env} (head only)" if env in base_envs else env)
+        pairs.setdefault((side, name), [None, None])[1] = point
     multi_env = len({env for env, _ in pairs}) > 1
     findings = []
     for (env, name), (b, h) in sorted(pairs.items()):
         point = h or b
         meta = bench_meta.get(point.key, {})
         policy = policy_for(config, point.key, name, meta, point.params)
-        f = judge_point(b, h, policy, meta, config.p_threshold)
+        f = judge_point(b, h, policy, meta, config.p_threshold, accept_changed=accept_changed,
+                        pass_values=None if pass_values is None else pass_values.get((env, name), []))
         findings.append(Finding(**{**f.__dict__, "name": f"{env}: {name}" if multi_env else name}))
     return findings
 
 
-__all__ = ["BLOCKING", "Finding", "judge", "judge_point"]
+__all__ = ["BLOCKING", "Finding", "accepted_by", "judge", "judge_point"]

@@ -1,8 +1,13 @@
-"""The verdict as a PR comment (Markdown) and as JSON; formatters return text, callers write it."""
+"""The verdict as a PR comment (Markdown) and as JSON; formatters return text or data, callers write them.
+
+The comment leads with what blocks or changed and folds everything unchanged into one compact table,
+so it fits on a screen when nothing is wrong; points measured on neither commit are only counted.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 from asv.util import human_value
@@ -11,15 +16,21 @@ from rlperf.gate.exitcodes import GateExit, worst
 from rlperf.gate.judge import Finding
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
-         "improved": "🟢", "noise": "⚪", "changed": "✏️", "new": "🆕", "still-failing": "⚠️",
-         "not-measured": "·", "ok": "✅"}
+         "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
+         "still-failing": "⚠️", "not-measured": "·", "ok": "✅"}
 _HEADLINE = {
     GateExit.OK: "✅ no regression",
     GateExit.REGRESSION: "🔴 regression",
     GateExit.BENCHMARK_FAILURE: "💥 benchmark failure",
     GateExit.COVERAGE_LOSS: "🕳️ coverage loss",
     GateExit.INFRASTRUCTURE: "🛠️ infrastructure error",
+    GateExit.CHANGED_BENCHMARK: "✏️ benchmark changed",
 }
+# the order of the leading table: what blocks (by exit code), then what changed
+_LEAD_ORDER = ("regression", "parity", "failed", "skipped-on-head", "missing-on-head", "changed", "improved",
+               "noise", "new", "changed-accepted", "still-failing")
+_QUIET = ("ok",)
+_UNLISTED = ("not-measured",)
 
 
 @dataclass
@@ -31,15 +42,20 @@ class Verdict:
     machine: str
     factor: float
     findings: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # infrastructure: no verdict on the code (5)
+    failures: list[str] = field(default_factory=list)  # head's suite itself is broken (3)
     notes: list[str] = field(default_factory=list)
     config: str | None = None
+    mode: str = ""
+    host: str = ""
+    accepted: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> GateExit:
         if self.errors:
             return GateExit.INFRASTRUCTURE
-        return worst(f.exit_code for f in self.findings)
+        codes = [f.exit_code for f in self.findings]
+        return worst(codes + [GateExit.BENCHMARK_FAILURE] * bool(self.failures))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -48,19 +64,24 @@ class Verdict:
         return dict(sorted(out.items()))
 
 
-def to_json(v: Verdict) -> str:
+def to_dict(v: Verdict) -> dict:
     code = v.exit_code
-    return json.dumps({
+    return {
         "schema": "rlperf.gate/1",
         "exit_code": int(code), "verdict": code.name.lower(),
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
-        "counts": v.counts(), "errors": v.errors, "notes": v.notes,
+        "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted),
+        "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
-    }, indent=2, allow_nan=False)
+    }
+
+
+def to_json(v: Verdict) -> str:
+    return json.dumps(to_dict(v), indent=2, allow_nan=False)
 
 
 def _fmt(value, unit) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     try:
         return human_value(value, unit or "unit")
@@ -68,35 +89,50 @@ def _fmt(value, unit) -> str:
         return f"{value:.4g}"
 
 
-def _row(f: Finding) -> str:
-    ratio = "∞" if f.ratio == float("inf") else ("" if f.ratio is None else f"{f.ratio:.2f}×")
+def _ratio(f: Finding) -> str:
+    return "∞" if f.ratio == math.inf else ("" if f.ratio is None else f"{f.ratio:.2f}×")
+
+
+def _lead_row(f: Finding) -> str:
     rule = f"≤ {f.tolerance:g}" if f.direction == "tolerance" else f"{f.direction} better, ×{f.factor:g}"
     return (f"| {_ICON.get(f.status, '')} {f.status} | `{f.name}` | {_fmt(f.base, f.unit)} | "
-            f"{_fmt(f.head, f.unit)} | {ratio} | {rule} | {f.method} {f.detail} |")
+            f"{_fmt(f.head, f.unit)} | {_ratio(f)} | {rule} | {f.method} {f.detail} |")
+
+
+def _quiet_row(f: Finding) -> str:
+    return f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} |"
 
 
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
-    """A PR comment: headline, blocking and notable rows first, everything else folded away."""
+    """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
     code = v.exit_code
     lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})", "",
-             f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor "
-             f"{v.factor:g}; a regression needs ratio > factor **and** significance (asv's Mann–Whitney rule).", ""]
+             f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
+             + (f"; {v.mode}" if v.mode else "") + ".",
+             *([f"host: {v.host}."] if v.host else []), ""]
     lines += [f"> **error:** {e}" for e in v.errors]
+    lines += [f"> **benchmark failure:** {e}" for e in v.failures]
+    if v.accepted:
+        lines += [f"> **accepted changed benchmarks** (`--accept-changed`): {', '.join(f'`{p}`' for p in v.accepted)}"]
     lines += [f"> note: {n}" for n in v.notes]
+    listed = [f for f in v.findings if f.status not in _UNLISTED]
     if v.findings:
-        lines += ["", "counts: " + ", ".join(f"{k} {n}" for k, n in v.counts().items()), ""]
-    header = ["| status | benchmark | base | head | worse× | rule | test |", "|---|---|---|---|---|---|---|"]
-    notable = [f for f in v.findings if f.status not in ("ok", "not-measured")]
-    quiet = [f for f in v.findings if f.status in ("ok", "not-measured")]
-    notable.sort(key=lambda f: (-int(f.exit_code), f.status, f.name))
-    if notable:
-        lines += header + [_row(f) for f in notable]
+        counts = {k: n for k, n in v.counts().items() if k not in _UNLISTED}
+        lines += ([""] if lines[-1] else []) + ["counts: " + (", ".join(f"{k} {n}" for k, n in counts.items())
+                                                           or "none"), ""]
+    lead = sorted((f for f in listed if f.status not in _QUIET),
+                  key=lambda f: (_LEAD_ORDER.index(f.status) if f.status in _LEAD_ORDER else 99, f.name))
+    quiet = sorted((f for f in listed if f.status in _QUIET), key=lambda f: f.name)
+    if lead:
+        lines += ["| status | benchmark | base | head | worse× | rule | test |", "|---|---|---|---|---|---|---|"]
+        lines += [_lead_row(f) for f in lead]
     if quiet:
-        lines += ["", f"<details><summary>{len(quiet)} unchanged points</summary>", ""]
-        lines += header + [_row(f) for f in quiet] + ["", "</details>"]
+        lines += ["", f"<details><summary>{len(quiet)} unchanged point(s)</summary>", "",
+                  "| benchmark | base | head | worse× |", "|---|---|---|---|"]
+        lines += [_quiet_row(f) for f in quiet] + ["", "</details>"]
     if reproduce:
         lines += ["", "Reproduce locally:", "", "```bash", reproduce, "```"]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["Verdict", "to_json", "to_markdown"]
+__all__ = ["Verdict", "to_dict", "to_json", "to_markdown"]

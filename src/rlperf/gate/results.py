@@ -1,7 +1,8 @@
 """asv's results folder -> flat points `name(params) -> Point`, via asv's own Results loader.
 
 Each result file is loaded explicitly (asv's iterators log and skip a malformed file, which would
-turn an unreadable result into silent coverage loss); any read error is an InfrastructureError.
+turn an unreadable result into silent coverage loss); any read error, and any value that is not a
+number, is an InfrastructureError naming the file and the benchmark.
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ import itertools
 import json
 import math
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from asv import util as asv_util
 from asv.commands.compare import unroll_result
 from asv.results import Results
 
+from rlperf.errors import UsageError
 from rlperf.gate.exitcodes import InfrastructureError
+
+# Result params that describe the host (asv's machine fields and rlperf's host facets). Everything
+# else in a result's params (python, torch, numba, numpy, cuda, requirements) is the Python identity.
+HOST_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory", "driver")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,14 @@ class Point:
         return self.value is not None and not math.isnan(self.value)
 
 
+@dataclass(frozen=True)
+class CommitResults:
+    """Everything stored for one commit on one machine: its points and each environment's params."""
+
+    points: dict[tuple[str, str], Point] = field(default_factory=dict)
+    envs: dict[str, dict] = field(default_factory=dict)  # env name -> asv result params
+
+
 def _result_files(results_dir: str, machine: str, sha: str) -> list[str]:
     folder = os.path.join(results_dir, machine)
     if not os.path.isdir(folder):
@@ -60,27 +75,58 @@ def has_results(results_dir: str, machine: str, sha: str) -> bool:
     return bool(_result_files(results_dir, machine, sha))
 
 
-def load_points(results_dir: str, machine: str, sha: str) -> dict[tuple[str, str], Point]:
-    """All points of `sha` on `machine`, keyed by (env name, point name); {} when none are stored."""
-    points: dict[tuple[str, str], Point] = {}
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _checked(path: str, name: str, value, stats, samples):
+    """Reject what asv's loader lets through but the gate cannot compare: strings, lists, booleans."""
+    def bad(what, got):
+        return InfrastructureError(f"malformed asv result {path}: benchmark {name!r} has a non-numeric "
+                                   f"{what} ({got!r}); expected a number, null (failed) or NaN (skipped)")
+
+    if value is not None and not _is_number(value):
+        raise bad("value", value)
+    if samples is not None and (not isinstance(samples, list)
+                                or not all(s is None or _is_number(s) for s in samples)):
+        raise bad("samples entry", samples)
+    if stats is not None and (not isinstance(stats, dict)
+                              or not all(v is None or _is_number(v) for v in stats.values())):
+        raise bad("stats entry", stats)
+    return (None if value is None else float(value)), stats, samples
+
+
+def load_commit(results_dir: str, machine: str, sha: str) -> CommitResults:
+    """All points of `sha` on `machine`, keyed by (env name, point name), with each env's params."""
+    loaded = CommitResults()
     for path in _result_files(results_dir, machine, sha):
         try:
             result = Results.load(path, machine_name=machine)
-        except (asv_util.UserError, OSError, ValueError, KeyError) as exc:
-            raise InfrastructureError(f"unreadable asv result {path}: {exc}") from exc
-        if result.commit_hash[:len(sha)] != sha[:len(result.commit_hash)]:
-            continue  # an 8-character prefix collision with another commit
-        for key in result.get_all_result_keys():
-            params = result.get_result_params(key)
-            rows = unroll_result(key, params, result.get_result_value(key, params),
-                                 result.get_result_stats(key, params), result.get_result_samples(key, params))
-            stderr = (result.stderr.get(key) or "").strip()
-            for (name, value, stats, samples), combo in zip(rows, itertools.product(*params)):
-                points[(result.env_name, name)] = Point(
-                    key=key, name=name, value=value, stats=stats, samples=samples,
-                    version=result.benchmark_version.get(key), env=result.env_name, stderr=stderr,
-                    params=tuple(combo))
-    return points
+            if result.commit_hash[:len(sha)] != sha[:len(result.commit_hash)]:
+                continue  # an 8-character prefix collision with another commit
+            loaded.envs[result.env_name] = dict(result.params)
+            for key in result.get_all_result_keys():
+                params = result.get_result_params(key)
+                rows = unroll_result(key, params, result.get_result_value(key, params),
+                                     result.get_result_stats(key, params), result.get_result_samples(key, params))
+                stderr = (result.stderr.get(key) or "").strip()
+                for (name, value, stats, samples), combo in zip(rows, itertools.product(*params)):
+                    value, stats, samples = _checked(path, name, value, stats, samples)
+                    loaded.points[(result.env_name, name)] = Point(
+                        key=key, name=name, value=value, stats=stats, samples=samples,
+                        version=result.benchmark_version.get(key), env=result.env_name, stderr=str(stderr),
+                        params=tuple(combo))
+        except InfrastructureError:
+            raise
+        except (asv_util.UserError, OSError, ValueError, KeyError, TypeError, AttributeError,
+                IndexError) as exc:
+            raise InfrastructureError(f"unreadable asv result {path}: {type(exc).__name__}: {exc}") from exc
+    return loaded
+
+
+def load_points(results_dir: str, machine: str, sha: str) -> dict[tuple[str, str], Point]:
+    """The points of load_commit(); {} when none are stored."""
+    return load_commit(results_dir, machine, sha).points
 
 
 def load_benchmark_meta(results_dir: str) -> dict[str, dict]:
@@ -93,16 +139,52 @@ def load_benchmark_meta(results_dir: str) -> dict[str, dict]:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise InfrastructureError(f"unreadable {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InfrastructureError(f"malformed {path}: expected an object of benchmarks")
     return {k: v for k, v in data.items() if isinstance(v, dict)}
 
 
-def pair_envs(base: dict, head: dict) -> dict[str, str]:
-    """base env -> head env. Same names pair up; one env on each side pairs even if the names differ
-    (e.g. the same prepared Python at two paths), which the report states."""
-    base_envs, head_envs = {e for e, _ in base}, {e for e, _ in head}
-    if len(base_envs) == 1 and len(head_envs) == 1:
-        return {next(iter(base_envs)): next(iter(head_envs))}
-    return {e: e for e in base_envs}
+def compile_bench(regex: str | None):
+    """asv's --bench regex, compiled; a bad pattern is a usage error."""
+    if regex is None:
+        return None
+    try:
+        return re.compile(regex)
+    except re.error as exc:
+        raise UsageError(f"--bench {regex!r} is not a valid regular expression: {exc}") from None
 
 
-__all__ = ["Point", "has_results", "load_benchmark_meta", "load_points", "pair_envs"]
+def select(points: dict, bench) -> dict:
+    """The points `--bench` selects, matched as asv matches: parameterised names with their parameters."""
+    if bench is None:
+        return points
+    return {k: p for k, p in points.items() if bench.search(p.name)}
+
+
+def python_identity(params: dict) -> dict:
+    """The part of an environment's params that says which Python and packages ran the benchmarks."""
+    return {k: str(v) for k, v in params.items() if k not in HOST_KEYS}
+
+
+def pair_envs(base_envs: dict[str, dict], head_envs: dict[str, dict]) -> dict[str, str]:
+    """base env -> head env with the same Python identity (same name preferred); unmatched envs are
+    left out, so their points read as missing on head / new."""
+    pairs = {}
+    for name, params in base_envs.items():
+        ident = python_identity(params)
+        matches = [h for h, hp in head_envs.items() if python_identity(hp) == ident]
+        if matches:
+            pairs[name] = name if name in matches else sorted(matches)[0]
+    return pairs
+
+
+def describe_identity_mismatch(base_envs: dict[str, dict], head_envs: dict[str, dict]) -> str:
+    """Which identity keys differ between the sides (for the error when no environment pairs)."""
+    base = {k: v for e in base_envs.values() for k, v in python_identity(e).items()}
+    head = {k: v for e in head_envs.values() for k, v in python_identity(e).items()}
+    diff = sorted(k for k in set(base) | set(head) if base.get(k) != head.get(k))
+    return ", ".join(f"{k}: base {base.get(k)!r}, head {head.get(k)!r}" for k in diff[:6]) or "no common key"
+
+
+__all__ = ["HOST_KEYS", "CommitResults", "Point", "compile_bench", "describe_identity_mismatch", "has_results",
+           "load_benchmark_meta", "load_commit", "load_points", "pair_envs", "python_identity", "select"]

@@ -1,0 +1,68 @@
+"""Were base and head measured on the same host? Static facts must match; measured ones within their noise.
+
+Two sources, both compared when present: the host params asv copies into every result (os = kernel,
+cpu, num_cpu, ram, gpu, driver: always there) and the fingerprint sidecar the gate writes
+(rlperf.asvtools.fingerprint: CPU flags hash plus the canary, host copy and H2D measurements).
+A measured quantity differs when the ratio of the medians exceeds 1 + max(MIN_BAND, spread of base +
+spread of head), where a spread is (max - min) / median of that side's repeats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlperf.gate.results import HOST_KEYS
+
+MIN_BAND = 0.15  # shared 2-vCPU boxes move a 0.2 s canary by up to ~10 % between runs on one host
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    same: bool
+    differences: tuple[str, ...]
+    compared: str  # what was compared, for the report
+
+
+def _host_params(envs: dict[str, dict]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for params in envs.values():
+        merged.update({k: str(params[k]) for k in HOST_KEYS if k in params and k != "machine"})
+    return merged
+
+
+def _spread(q: dict) -> float:
+    return (q["max"] - q["min"]) / q["median"] if q.get("median") else 0.0
+
+
+def _measured_differences(base: dict, head: dict) -> list[str]:
+    out = []
+    for name in sorted(set(base) & set(head)):
+        b, h = base[name], head[name]
+        if not (b.get("median") and h.get("median")):
+            continue
+        ratio = max(b["median"], h["median"]) / min(b["median"], h["median"])
+        band = max(MIN_BAND, _spread(b) + _spread(h))
+        if ratio > 1 + band:
+            out.append(f"{name}: base {b['median']:.4g}, head {h['median']:.4g} (×{ratio:.2f}, band ±{band:.0%})")
+    return out
+
+
+def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
+                  base_fp: dict | None, head_fp: dict | None) -> HostCheck:
+    """Static host params from the results, then the fingerprints when both commits have one."""
+    bp, hp = _host_params(base_envs), _host_params(head_envs)
+    diffs = [f"{k}: base {bp.get(k)!r}, head {hp.get(k)!r}" for k in sorted(set(bp) | set(hp))
+             if bp.get(k) != hp.get(k)]
+    compared = "asv host params"
+    if base_fp and head_fp:
+        compared += " + fingerprints"
+        bs, hs = base_fp.get("static", {}), head_fp.get("static", {})
+        diffs += [f"fingerprint {k}: base {bs.get(k)!r}, head {hs.get(k)!r}" for k in sorted(set(bs) | set(hs))
+                  if bs.get(k) != hs.get(k)]
+        diffs += _measured_differences(base_fp.get("measured", {}), head_fp.get("measured", {}))
+    elif base_fp or head_fp:
+        compared += " (fingerprint on one side only)"
+    return HostCheck(same=not diffs, differences=tuple(diffs), compared=compared)
+
+
+__all__ = ["MIN_BAND", "HostCheck", "compare_hosts"]

@@ -1,0 +1,101 @@
+"""`--run`: base and head measured in one session, interleaved pass by pass, judged on per-pass ratios.
+
+asv's `--interleave-rounds` is refused with `--python=same`, and samples of one asv run do not carry
+the run-to-run variation (slow phases, frequency and neighbour drift). So the gate prepares both
+commits once (worktree + overlay install each) and runs asv k times for each, alternating which
+commit goes first (base-head, head-base, ...) so a drift within the session cancels. Each pass
+writes into its own scratch results folder; the judge takes, per point, the median of the k
+per-pass ratios. The last pass is copied into the real results folder, with the session's host
+fingerprint, so history and the site keep one result per commit.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from rlperf.gate.results import CommitResults, load_commit
+
+
+@dataclass(frozen=True)
+class Passes:
+    """What k interleaved passes measured: per pass (base, head), and head's suite metadata file."""
+
+    runs: tuple[tuple[CommitResults, CommitResults], ...]
+    order: tuple[str, ...]  # "base,head" / "head,base" per pass, for the report
+
+
+def order_of(index: int) -> tuple[str, str]:
+    """Even passes run base first, odd passes head first."""
+    return ("base", "head") if index % 2 == 0 else ("head", "base")
+
+
+def representative(results: list[CommitResults]) -> CommitResults:
+    """One CommitResults per side: the last pass, except that a failure in any pass wins."""
+    merged = CommitResults(points=dict(results[-1].points), envs=dict(results[-1].envs))
+    for res in results[:-1]:
+        for key, point in res.points.items():
+            if point.failed and not (key in merged.points and merged.points[key].failed):
+                merged.points[key] = point
+    return merged
+
+
+def pass_values(runs, env_map: dict[str, str]) -> dict[tuple[str, str], list]:
+    """Base-side key (env, name) -> [(base value, head value) per pass where both sides have the point]."""
+    out: dict[tuple[str, str], list] = {}
+    for base, head in runs:
+        for (env, name), b in base.points.items():
+            h = head.points.get((env_map.get(env, env), name))
+            if h is not None:
+                out.setdefault((env, name), []).append((b.value, h.value))
+    return out
+
+
+def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str | None) -> None:
+    """Copy one pass's result files (and head's benchmarks.json) into the shared results folder."""
+    target = os.path.join(results_dir, machine)
+    os.makedirs(target, exist_ok=True)
+    for sha in shas:
+        for path in glob.glob(os.path.join(pass_dir, machine, sha[:8] + "-*.json")):
+            shutil.copy2(path, os.path.join(target, os.path.basename(path)))
+    machine_json = os.path.join(pass_dir, machine, "machine.json")
+    if os.path.isfile(machine_json):
+        shutil.copy2(machine_json, os.path.join(target, "machine.json"))
+    if head_meta:
+        shutil.copy2(head_meta, os.path.join(results_dir, "benchmarks.json"))
+
+
+def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo) -> Passes:
+    """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit."""
+    from rlperf.asvtools.fingerprint import fingerprint
+    from rlperf.asvtools.run_commit import prepared_commit, run_prepared, store_fingerprint
+
+    scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
+    runs, orders = [], []
+    try:
+        with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
+            session = fingerprint()
+            commits = {"base": base, "head": head}
+            head_meta = os.path.join(scratch, "head-benchmarks.json")
+            for index in range(passes):
+                pass_dir = os.path.join(scratch, f"pass-{index}")
+                orders.append(",".join(order_of(index)))
+                for side in order_of(index):
+                    echo(f"rlperf gate: pass {index + 1}/{passes}: {side}")
+                    run_prepared(commits[side], machine=where.machine, results_dir=pass_dir,
+                                 fallback_conf=where.conf, bench=where.bench, echo=echo)
+                    if side == "head":
+                        shutil.copy2(os.path.join(pass_dir, "benchmarks.json"), head_meta)
+                runs.append((load_commit(pass_dir, where.machine, base_sha),
+                             load_commit(pass_dir, where.machine, head_sha)))
+            _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
+            store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return Passes(runs=tuple(runs), order=tuple(orders))
+
+
+__all__ = ["Passes", "measure_interleaved", "order_of", "pass_values", "representative"]
