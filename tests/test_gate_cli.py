@@ -1,0 +1,218 @@
+"""`rlperf gate` end to end on synthetic asv results: every bad input and every verdict has its exit code,
+and a usage error or a crash leaves no output file behind."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from gate_fixtures import MACHINE, bench, git_repo, spread, write_benchmarks_json, write_results
+from rlperf.asvtools import fingerprint
+from rlperf.cli import main
+from rlperf.gate import flow
+from rlperf.gate.exitcodes import GateExit, SuiteImportError
+
+
+@pytest.fixture
+def setup(tmp_path):
+    repo, base, head = git_repo(tmp_path / "repo")
+    results = tmp_path / "results"
+    out = tmp_path / "out"
+    config = tmp_path / "gate.toml"
+    config.write_text("[gate]\nfactor = 1.10\n")
+
+    def gate(*extra, out_files=True):
+        argv = ["gate", "--repo", str(repo), "--base", base, "--head", head, "--no-run", "--machine", MACHINE,
+                "--results-dir", str(results), "--config", str(config), *extra]
+        if out_files:
+            argv += ["--out-json", str(out / "v.json"), "--out-md", str(out / "v.md")]
+        return main(argv)
+
+    def verdict():
+        return json.loads((out / "v.json").read_text())
+
+    return {"base": base, "head": head, "results": results, "out": out, "config": config, "gate": gate,
+            "verdict": verdict}
+
+
+def store(s, base: dict, head: dict, **kw):
+    write_results(s["results"], s["base"], base, **kw.get("base_kw", {}))
+    write_results(s["results"], s["head"], head, **kw.get("head_kw", {}))
+
+
+def same_pair(s, **kw):
+    x = {"b.S.time_x": bench(1.0, samples=spread(1.0))}
+    store(s, x, x, **kw)
+
+
+def no_outputs(s) -> bool:
+    return not s["out"].exists() or not any(s["out"].iterdir())
+
+
+def test_identical_results_exit_zero_and_write_both_outputs(setup):
+    same_pair(setup)
+    assert setup["gate"]() == GateExit.OK
+    assert setup["verdict"]()["exit_code"] == 0
+    assert "exit 0" in (setup["out"] / "v.md").read_text()
+    assert [p.name for p in setup["out"].iterdir()] and not list(setup["out"].glob(".*"))  # no temp files
+
+
+def test_non_numeric_result_data_is_an_infrastructure_error_naming_file_and_key(setup):
+    store(setup, {"b.S.time_x": bench("fast")}, {"b.S.time_x": bench(1.0)})
+    assert setup["gate"]() == GateExit.INFRASTRUCTURE
+    error = setup["verdict"]()["errors"][0]
+    assert "b.S.time_x" in error and setup["base"][:8] in error and "non-numeric" in error
+
+
+def test_non_numeric_samples_are_an_infrastructure_error(setup):
+    store(setup, {"b.S.time_x": bench(1.0, samples=[1.0, "x"])}, {"b.S.time_x": bench(1.0)})
+    assert setup["gate"]() == GateExit.INFRASTRUCTURE
+    assert "samples" in setup["verdict"]()["errors"][0]
+
+
+def test_an_unexpected_exception_exits_5_with_the_traceback_and_no_output(setup, monkeypatch, capsys):
+    same_pair(setup)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("judge exploded")
+
+    monkeypatch.setattr(flow, "judge", boom)
+    assert setup["gate"]() == GateExit.INFRASTRUCTURE
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "judge exploded" in err and "exit 5" in err
+    assert no_outputs(setup)
+
+
+def test_bench_restricts_the_compared_points_and_the_coverage_check(setup):
+    both = {"b.Env.time_x": bench(1.0, samples=spread(1.0))}
+    store(setup, {**both, "b.Replay.time_y": bench(2.0, samples=spread(2.0))}, both)
+    assert setup["gate"]() == GateExit.COVERAGE_LOSS
+    assert setup["gate"]("--bench", "^b\\.Env") == GateExit.OK
+    assert [f["name"] for f in setup["verdict"]()["findings"]] == ["b.Env.time_x"]
+    assert setup["gate"]("--bench", "^nothing") == GateExit.INFRASTRUCTURE
+    assert "selects none" in setup["verdict"]()["errors"][0]
+
+
+def test_a_bad_bench_regex_is_a_usage_error(setup):
+    same_pair(setup)
+    assert setup["gate"]("--bench", "(") == GateExit.USAGE
+    assert no_outputs(setup)
+
+
+def test_environments_of_different_python_identity_are_not_compared(setup):
+    same_pair(setup, head_kw={"env": "existing-py-other", "python": {"numba": "0.60.0"}})
+    assert setup["gate"]() == GateExit.INFRASTRUCTURE
+    assert "numba: base '0.68.1', head '0.60.0'" in setup["verdict"]()["errors"][0]
+
+
+def test_environments_of_one_python_identity_pair_across_names(setup):
+    same_pair(setup, head_kw={"env": "existing-py-elsewhere"})
+    assert setup["gate"]() == GateExit.OK
+    assert any("paired by Python identity" in n for n in setup["verdict"]()["notes"])
+
+
+def test_a_changed_benchmark_version_fails_with_exit_6_until_accepted(setup):
+    store(setup, {"b.S.time_x": bench(1.0, samples=spread(1.0))},
+          {"b.S.time_x": bench(2.0, samples=spread(2.0), version="v2")})
+    assert setup["gate"]() == GateExit.CHANGED_BENCHMARK
+    assert setup["verdict"]()["findings"][0]["status"] == "changed"
+    assert setup["gate"]("--accept-changed", "b.S.time_*") == GateExit.OK
+    assert "--accept-changed" in (setup["out"] / "v.md").read_text()
+    assert setup["verdict"]()["accepted_changed"] == ["b.S.time_*"]
+
+
+@pytest.mark.parametrize("factor", ["nan", "inf", "-inf", "0.9", "1.0", "1"])
+def test_factor_must_be_finite_and_above_one(setup, factor, capsys):
+    same_pair(setup)
+    assert setup["gate"](f"--factor={factor}") == GateExit.USAGE
+    assert "finite number > 1" in capsys.readouterr().err
+    assert no_outputs(setup)
+
+
+@pytest.mark.parametrize("text", ["[gate]\nfactor = nan\n", "[gate]\nfactor = inf\n", "[gate]\nfactor = 0.9\n",
+                                  '[gate]\nfactor = "1.1"\n', "[[rule]]\nmatch = 'b.*'\nfactor = inf\n",
+                                  "[gate]\np_threshold = nan\n", "[gate]\npasses = 0\n"])
+def test_bad_gate_toml_values_are_usage_errors(setup, text):
+    same_pair(setup)
+    setup["config"].write_text(text)
+    assert setup["gate"]() == GateExit.USAGE
+    assert no_outputs(setup)
+
+
+def test_output_paths_are_checked_before_anything_is_compared(setup, tmp_path, monkeypatch):
+    same_pair(setup)
+    monkeypatch.setattr(flow, "gate", lambda *a, **k: pytest.fail("measured before checking outputs"))
+    (tmp_path / "afile").write_text("x")
+    base = ["gate", "--repo", str(tmp_path / "repo"), "--base", setup["base"], "--no-run", "--machine", MACHINE,
+            "--results-dir", str(setup["results"])]
+    assert main(base + ["--out-json", str(tmp_path / "afile" / "v.json")]) == GateExit.USAGE
+    assert main(base + ["--out-md", str(tmp_path)]) == GateExit.USAGE
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_two_result_sets_that_differ_only_by_host_are_refused(setup):
+    """The real case: two leases of one host name, only the kernel string differed, 45 false 'improvements'."""
+    base = {f"b.S.time_{i}": bench(1.0, samples=spread(1.0)) for i in range(45)}
+    head = {f"b.S.time_{i}": bench(0.5, samples=spread(0.5)) for i in range(45)}
+    store(setup, base, head, head_kw={"host": {"os": "Linux 6.8.0-49-generic"}})
+    assert setup["gate"]() == GateExit.INFRASTRUCTURE
+    error = setup["verdict"]()["errors"][0]
+    assert "different hosts" in error and "os: base 'Linux 6.18.44', head 'Linux 6.8.0-49-generic'" in error
+    assert setup["verdict"]()["findings"] == []
+    assert setup["gate"]("--allow-host-change") == GateExit.OK
+    assert "HOST CHANGED" in (setup["out"] / "v.md").read_text()
+    assert setup["verdict"]()["counts"] == {"improved": 45}
+
+
+def _fp(canary: float, flags: str = "abc") -> dict:
+    q = {"best": canary * 0.99, "median": canary, "min": canary * 0.99, "max": canary * 1.01, "samples": [canary]}
+    return {"schema": fingerprint.SCHEMA, "static": {"cpu_flags_sha256": flags},
+            "measured": {"cpu_canary_s": q}}
+
+
+@pytest.mark.parametrize("head_fp, code", [(_fp(0.20), GateExit.OK), (_fp(0.21), GateExit.OK),
+                                           (_fp(0.30), GateExit.INFRASTRUCTURE),
+                                           (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE)])
+def test_fingerprints_refuse_a_host_whose_measured_or_static_parts_differ(setup, head_fp, code):
+    same_pair(setup)
+    fingerprint.store(str(setup["results"]), MACHINE, setup["base"], _fp(0.20))
+    fingerprint.store(str(setup["results"]), MACHINE, setup["head"], head_fp)
+    assert setup["gate"]() == code
+    if code:
+        assert "different hosts" in setup["verdict"]()["errors"][0]
+
+
+def test_fingerprint_sidecars_are_not_seen_by_asv_as_results(setup):
+    from asv.results import iter_results_paths
+
+    same_pair(setup)
+    fingerprint.store(str(setup["results"]), MACHINE, setup["base"], _fp(0.2))
+    assert all(not f.endswith(fingerprint.SUFFIX) for _, f, _ in iter_results_paths(str(setup["results"])))
+
+
+@pytest.mark.parametrize("side, code", [("head", GateExit.BENCHMARK_FAILURE), ("base", GateExit.INFRASTRUCTURE)])
+def test_a_suite_that_does_not_import_blames_head_3_and_base_5(setup, monkeypatch, side, code):
+    def broken(where, base, head, passes, echo):
+        raise SuiteImportError("the benchmark suite does not import", {"base": base, "head": head}[side])
+
+    monkeypatch.setattr(flow, "measure_interleaved", broken)
+    argv = ["gate", "--repo", str(setup["results"].parent / "repo"), "--base", setup["base"], "--head",
+            setup["head"], "--run", "--machine", MACHINE, "--results-dir", str(setup["results"]),
+            "--config", str(setup["config"]), "--out-json", str(setup["out"] / "v.json")]
+    assert main(argv) == code
+    v = setup["verdict"]()
+    assert (v["failures"] if side == "head" else v["errors"])
+
+
+def test_passes_without_run_is_a_usage_error(setup):
+    same_pair(setup)
+    assert setup["gate"]("--passes", "3") == GateExit.USAGE
+
+
+def test_direction_metadata_comes_from_benchmarks_json(setup):
+    store(setup, {"b.S.track_speedup": bench(3.0)}, {"b.S.track_speedup": bench(2.0)})
+    write_benchmarks_json(setup["results"], {"b.S.track_speedup": {"direction": "higher", "unit": "x"}})
+    assert setup["gate"]() == GateExit.REGRESSION
+    assert not math.isnan(setup["verdict"]()["findings"][0]["ratio"])
