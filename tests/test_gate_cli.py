@@ -172,8 +172,8 @@ def _fp(canary: float, flags: str = "abc") -> dict:
             "measured": {"cpu_canary_s": q}}
 
 
-@pytest.mark.parametrize("head_fp, code", [(_fp(0.20), GateExit.OK), (_fp(0.21), GateExit.OK),
-                                           (_fp(0.30), GateExit.INFRASTRUCTURE),
+@pytest.mark.parametrize("head_fp, code", [(_fp(0.20), GateExit.OK), (_fp(0.28), GateExit.OK),
+                                           (_fp(0.50), GateExit.INFRASTRUCTURE),
                                            (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE)])
 def test_fingerprints_refuse_a_host_whose_measured_or_static_parts_differ(setup, head_fp, code):
     same_pair(setup)

@@ -4,8 +4,11 @@ Two sources, both compared when present: the host params asv copies into every r
 cpu, num_cpu, ram, gpu, driver: always there) and the fingerprint sidecar the gate writes
 (rlperf.asvtools.fingerprint: CPU flags hash plus the canary, host copy and H2D measurements).
 A measured quantity differs when the ratio of its best repeats (least disturbed by neighbours)
-exceeds 1 + max(MIN_BAND, spread of base + spread of head), where a spread is (max - min) / median
-of that side's repeats: a busy box widens its own band instead of raising a false alarm.
+exceeds 1 + max(MIN_BAND, 2 x (spread of base + spread of head)), where a spread is (max - min) /
+median of that side's repeats: a busy box widens its own band instead of raising a false alarm.
+The static facts carry most of the weight: on a shared 2-vCPU box under load (load average ~11)
+the CPU canary's best repeat moved by more than 2x within minutes during development, so the
+measured parts can only catch gross host changes there.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 
 from rlperf.gate.results import HOST_KEYS
 
-MIN_BAND = 0.15  # the narrowest band: quiet repeats still drift a few % between sessions on one host
+MIN_BAND = 0.5  # the narrowest band of a measured part (see the module docstring for why it is wide)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ def _measured_differences(base: dict, head: dict) -> list[str]:
         if not all(isinstance(q.get(k), (int, float)) and q[k] > 0 for q in (b, h) for k in ("best", "median")):
             continue
         ratio = max(b["best"], h["best"]) / min(b["best"], h["best"])
-        band = max(MIN_BAND, _spread(b) + _spread(h))
+        band = max(MIN_BAND, 2 * (_spread(b) + _spread(h)))
         if ratio > 1 + band:
             out.append(f"{name}: base {b['best']:.4g}, head {h['best']:.4g} (×{ratio:.2f}, band ±{band:.0%})")
     return out
