@@ -1,0 +1,311 @@
+"""Detection power of `rlperf gate --run`: how often a known slowdown is caught, how often nothing is.
+
+In a throw-away clone of the repository, on top of BASE (default HEAD):
+  - one commit per size (default 5 %, 10 %, 20 %) injects a chain of dependent sqrt into every env of
+    the g1_walk_flat kernel, multiplied into a reward term as `1 + chain * 0.0` (parity held: the
+    kernel's fastmath leaves out nnan/ninf, so LLVM cannot drop it); the chain length is calibrated
+    from the kernel's own time at the injected point (nominal size; the achieved one is reported);
+  - a null commit edits a comment of the same kernel (nothing measurable changes).
+Each trial runs the gate on every arm with a fresh results folder, so base and head are measured
+afresh, interleaved, every time. Reported per arm: detection rate (the injected points flagged as
+regressions), false-alarm rate per unchanged point and per gate run, each with a 95 % Wilson
+interval; the coefficient of variation of the per-trial medians; samples per point; seconds per
+gate run. JSON and Markdown, both written atomically, paths checked before anything runs.
+
+    python scripts/gate_power.py --trials 60 --passes 3 --out-json out/power/power.json \
+        --out-md out/power/power.md
+    python scripts/gate_power.py --dry-run ...   # make the clone and commits, print the plan, measure nothing
+
+It takes hours on a 2-vCPU box (minutes per gate run); run it outside CI, on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from rlperf.errors import EXIT_USAGE, UsageError
+from rlperf.gate.outputs import check_output_path, write_text_atomic
+from rlperf.report.jsonio import write_json
+
+KERNEL = "src/rlperf/envs/walk/fused.py"
+ANCHOR = "            ex = float(commands[i, 0]) - linvel[i, 0]\n"
+TERM = "            term[T_LIN] = math.exp(-(ex * ex + ey * ey) / sigma)\n"
+DEFAULT_BENCH = r"EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, [12]\)"
+DEFAULT_INJECTED = r"'g1_walk_flat'"
+CALIBRATE = """
+import statistics, sys
+from rlperf.envs import harness, registry
+prepared = harness.prepare("g1_walk_flat")
+w = prepared.workload
+inputs = w.make_inputs(8192, registry.default_profile(w), seed=0, noise_level=1.0)
+samples, _ = harness.time_fused(w, inputs, 1, iters=40, warmup=5)
+print(min(samples))
+"""
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a proportion hits/n ((0, 1) for n = 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cv(values) -> float | None:
+    """Coefficient of variation (stdev / mean) of `values`, None with fewer than two."""
+    values = [v for v in values if v is not None]
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def inject(source: str, steps: int) -> str:
+    """The walk kernel with `steps` dependent sqrt per env folded into a reward term as `1 + x * 0.0`."""
+    if source.count(ANCHOR) != 1 or source.count(TERM) != 1:
+        raise UsageError(f"{KERNEL}: the injection anchors are not found once each; update scripts/gate_power.py")
+    # seeded by the env index so LLVM cannot hoist the chain out of the env loop; always finite
+    chain = (f"            spin = 1.0 + float(i)\n            for _ in range({steps}):  # injected by gate_power.py\n"
+             "                spin = math.sqrt(spin + 1.0)\n")
+    return source.replace(ANCHOR, chain + ANCHOR).replace(
+        TERM, TERM.rstrip("\n") + " * (1.0 + spin * 0.0)\n")
+
+
+def null_edit(source: str) -> str:
+    """The walk kernel with one more comment line: a commit that changes nothing measurable."""
+    if source.count(ANCHOR) != 1:
+        raise UsageError(f"{KERNEL}: the anchor is not found; update scripts/gate_power.py")
+    return source.replace(ANCHOR, "            # null change by gate_power.py\n" + ANCHOR)
+
+
+def _git(repo: str, *args: str) -> str:
+    out = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {out.stderr.strip()}")
+    return out.stdout.strip()
+
+
+def _commit(clone: str, base: str, text: str, message: str) -> str:
+    _git(clone, "checkout", "-q", "--detach", base)
+    with open(os.path.join(clone, KERNEL), "w") as fh:
+        fh.write(text)
+    _git(clone, "-c", "user.name=gate-power", "-c", "user.email=gate-power@localhost", "commit", "-q", "-am", message)
+    return _git(clone, "rev-parse", "HEAD")
+
+
+def calibrate(clone: str, sha: str) -> float:
+    """Best-of-40 time (ms) of the walk kernel at 8192 envs, 1 thread, at commit `sha` of the clone."""
+    _git(clone, "checkout", "-q", "--detach", sha)
+    env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"),
+               NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="gate-power-numba-"))
+    out = subprocess.run([sys.executable, "-c", CALIBRATE], capture_output=True, text=True, env=env, cwd=clone)
+    if out.returncode != 0:
+        raise RuntimeError(f"calibration failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def steps_for(sizes, t0_ms: float, t_probe_ms: float, probe_steps: int) -> dict[float, int]:
+    """Chain length per nominal size, from a linear fit: each step costs (t_probe - t0) / probe_steps."""
+    per_step = max((t_probe_ms - t0_ms) / probe_steps, 1e-12)
+    return {s: max(1, round(s * t0_ms / per_step)) for s in sizes}
+
+
+def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> tuple[list[dict], dict]:
+    """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run."""
+    with open(os.path.join(clone, KERNEL)) as fh:
+        source = fh.read()
+    calibration = {"probe_steps": probe_steps}
+    if dry_run:
+        steps = {s: probe_steps for s in sizes}
+    else:
+        probe = _commit(clone, base, inject(source, probe_steps), f"gate_power: probe {probe_steps} steps")
+        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probe))
+        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], probe_steps)
+    arms = [{"arm": "null", "size": 0.0, "steps": 0,
+             "sha": _commit(clone, base, null_edit(source), "gate_power: null change")}]
+    for size in sizes:
+        arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
+                     "sha": _commit(clone, base, inject(source, steps[size]), f"gate_power: +{size:.0%}")})
+    return arms, calibration
+
+
+def gate_command(clone: str, base: str, head: str, args, results_dir: str, verdict: str) -> list[str]:
+    return [sys.executable, "-m", "rlperf", "gate", "--repo", clone, "--base", base, "--head", head, "--run",
+            "--passes", str(args.passes), "--bench", args.bench, "--machine", args.machine,
+            "--results-dir", results_dir, "--config", os.path.join(clone, "gate.toml"),
+            *(["--factor", str(args.factor)] if args.factor else []), "--out-json", verdict]
+
+
+def samples_per_point(results_dir: str, machine: str, sha: str) -> list[int]:
+    from rlperf.gate.results import load_points
+
+    return [len(p.samples or []) for p in load_points(results_dir, machine, sha).values() if p.measured]
+
+
+def run_trial(clone: str, base: str, arm: dict, args) -> dict:
+    """One gate run on a fresh results folder; returns what the summary needs."""
+    scratch = tempfile.mkdtemp(prefix="gate-power-trial-")
+    try:
+        verdict_path = os.path.join(scratch, "verdict.json")
+        cmd = gate_command(clone, base, arm["sha"], args, os.path.join(scratch, "results"), verdict_path)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=clone)
+        seconds = time.perf_counter() - start
+        if not os.path.isfile(verdict_path):
+            raise RuntimeError(f"gate wrote no verdict (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        with open(verdict_path) as fh:
+            verdict = json.load(fh)
+        samples = samples_per_point(os.path.join(scratch, "results"), args.machine, arm["sha"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"arm": arm["arm"], "exit_code": verdict["exit_code"], "seconds": seconds, "samples": samples,
+            "points": {f["name"]: {"status": f["status"], "ratio": f["ratio"], "base": f["base"]}
+                       for f in verdict["findings"] if f["base"] is not None}}
+
+
+def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]:
+    """Per arm: detection (injected points flagged), false alarms per unchanged point and per run."""
+    pattern = re.compile(injected)
+    rows = []
+    for arm in arms:
+        mine = [t for t in trials if t["arm"] == arm["arm"]]
+        hits = n_inj = alarms = n_other = runs_alarmed = 0
+        ratios, base_medians = [], {}
+        for t in mine:
+            run_alarm = False
+            for name, p in t["points"].items():
+                flagged = p["status"] == "regression"
+                base_medians.setdefault(name, []).append(p["base"])
+                if arm["size"] > 0 and pattern.search(name):
+                    n_inj, hits = n_inj + 1, hits + flagged
+                    ratios.append(p["ratio"])
+                else:
+                    n_other, alarms = n_other + 1, alarms + flagged
+                    run_alarm |= flagged
+            runs_alarmed += run_alarm
+        cvs = {name: cv(v) for name, v in base_medians.items()}
+        rows.append({
+            "arm": arm["arm"], "nominal_size": arm["size"], "steps": arm["steps"], "trials": len(mine),
+            "detection": None if arm["size"] == 0 else {"hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None,
+                                                        "wilson95": wilson(hits, n_inj)},
+            "achieved_median_ratio": statistics.median(r for r in ratios if r is not None) if ratios else None,
+            "false_alarms_per_point": {"hits": alarms, "n": n_other, "rate": alarms / n_other if n_other else None,
+                                       "wilson95": wilson(alarms, n_other)},
+            "false_alarms_per_run": {"hits": runs_alarmed, "n": len(mine),
+                                     "rate": runs_alarmed / len(mine) if mine else None,
+                                     "wilson95": wilson(runs_alarmed, len(mine))},
+            "cv_of_base_medians": {k: v for k, v in sorted(cvs.items())},
+            "samples_per_point": sorted({s for t in mine for s in t["samples"]}),
+            "seconds_per_gate_run": statistics.median(t["seconds"] for t in mine) if mine else None,
+        })
+    return rows
+
+
+def _pct(cell: dict | None) -> str:
+    if not cell or cell["rate"] is None:
+        return "n/a"
+    lo, hi = cell["wilson95"]
+    return f"{cell['rate']:.1%} ({cell['hits']}/{cell['n']}; 95 % CI {lo:.1%}–{hi:.1%})"
+
+
+def to_markdown(doc: dict) -> str:
+    lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
+             f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {doc['passes']} interleaved passes per gate "
+             f"run; bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
+             "| arm | steps | trials | detection | achieved median ratio | false alarms / point | false alarms / run "
+             "| samples/point | s per gate run |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["arms"]:
+        ratio = "" if r["achieved_median_ratio"] is None else f"×{r['achieved_median_ratio']:.3f}"
+        secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
+        lines.append(f"| {r['arm']} | {r['steps']} | {r['trials']} | {_pct(r['detection'])} | {ratio} | "
+                     f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
+                     f"{','.join(map(str, r['samples_per_point']))} | {secs} |")
+    null = next((r for r in doc["arms"] if r["arm"] == "null"), None)
+    if null and null["cv_of_base_medians"]:
+        lines += ["", "Coefficient of variation of the base medians across null trials:", "",
+                  "| point | CV |", "|---|---|"]
+        lines += [f"| `{k}` | {'n/a' if v is None else f'{v:.2%}'} |" for k, v in null["cv_of_base_medians"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repo", default=".", help="repository to clone (default: .)")
+    p.add_argument("--base", default="HEAD", help="commit the arms are made on (default: HEAD)")
+    p.add_argument("--trials", type=int, default=60, help="gate runs per arm (default 60)")
+    p.add_argument("--sizes", default="0.05,0.10,0.20", help="nominal slowdowns (default 0.05,0.10,0.20)")
+    p.add_argument("--passes", type=int, default=3, help="interleaved passes per gate run (default 3)")
+    p.add_argument("--factor", type=float, help="gate factor (default: the clone's gate.toml)")
+    p.add_argument("--bench", default=DEFAULT_BENCH, help="points the gate measures")
+    p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
+    p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
+    p.add_argument("--probe-steps", type=int, default=200, help="chain length used to calibrate a step")
+    p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--dry-run", action="store_true", help="make the clone and commits, print the plan, no runs")
+    args = p.parse_args(argv)
+    try:
+        args.sizes = [float(s) for s in args.sizes.split(",")]
+    except ValueError:
+        raise UsageError(f"--sizes {args.sizes!r}: give comma-separated fractions, e.g. 0.05,0.10,0.20") from None
+    if not all(0 < s < 10 for s in args.sizes):
+        raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
+    for flag in ("trials", "passes", "probe_steps"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
+    for flag in ("bench", "injected"):
+        try:
+            re.compile(getattr(args, flag))
+        except re.error as exc:
+            raise UsageError(f"--{flag} is not a valid regular expression: {exc}") from None
+    check_output_path(args.out_json, "--out-json")
+    check_output_path(args.out_md, "--out-md")
+    return args
+
+
+def main(argv=None) -> int:
+    try:
+        args = parse_args(argv)
+    except UsageError as exc:
+        print(f"gate_power: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    clone = tempfile.mkdtemp(prefix="gate-power-clone-")
+    try:
+        _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
+        base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
+        arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run)
+        trials = []
+        order = random.Random(args.seed)
+        for trial in range(0 if args.dry_run else args.trials):
+            for arm in order.sample(arms, len(arms)):
+                print(f"gate_power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr, flush=True)
+                trials.append(run_trial(clone, base, arm, args))
+        doc = {"schema": "rlperf.gate-power/1", "command": " ".join([os.path.basename(sys.argv[0]), *(argv or sys.argv[1:])]),
+               "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
+               "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
+               "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
+                        for a in arms],
+               "arms": summarize(arms, trials, args.injected), "trials": trials}
+        write_json(args.out_json, doc)
+        write_text_atomic(args.out_md, to_markdown(doc))
+        print(to_markdown(doc))
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

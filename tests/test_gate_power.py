@@ -1,0 +1,81 @@
+"""scripts/gate_power.py without the experiment: its statistics, its injection, and a dry run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("gate_power", ROOT / "scripts" / "gate_power.py")
+gate_power = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gate_power)
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    lo, hi = gate_power.wilson(0, 60)
+    assert lo == 0.0 and hi == pytest.approx(0.0602, abs=5e-4)
+    lo, hi = gate_power.wilson(47, 65)
+    assert lo == pytest.approx(0.6042, abs=1e-3) and hi == pytest.approx(0.8171, abs=1e-3)  # by hand
+    assert gate_power.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_cv_and_step_calibration():
+    assert gate_power.cv([1.0, 1.0, 1.0]) == 0.0
+    assert gate_power.cv([1.0]) is None
+    assert gate_power.cv([0.9, 1.1]) == pytest.approx(0.1414, abs=1e-3)
+    # base 2 ms, 200 steps add 8 ms: a step is 0.04 ms, so 10 % of 2 ms is 5 steps
+    assert gate_power.steps_for([0.10, 0.20], 2.0, 10.0, 200) == {0.10: 5, 0.20: 10}
+
+
+def test_injection_keeps_the_kernel_valid_python_and_multiplies_by_exactly_one():
+    source = (ROOT / gate_power.KERNEL).read_text()
+    injected = gate_power.inject(source, 7)
+    compile(injected, "fused.py", "exec")
+    assert "range(7)" in injected and "* (1.0 + spin * 0.0)" in injected
+    compile(gate_power.null_edit(source), "fused.py", "exec")
+    with pytest.raises(gate_power.UsageError):
+        gate_power.inject("no anchors here", 7)
+
+
+def test_summary_counts_detection_and_false_alarms_per_point_and_per_run():
+    arms = [{"arm": "null", "size": 0.0, "steps": 0}, {"arm": "inject-10%", "size": 0.10, "steps": 5}]
+
+    def trial(arm, walk, probe):
+        return {"arm": arm, "exit_code": 0, "seconds": 100.0, "samples": [20],
+                "points": {"f('g1_walk_flat', 1)": {"status": walk, "ratio": 1.1, "base": 1.0},
+                           "f('probe', 1)": {"status": probe, "ratio": 1.0, "base": 2.0}}}
+
+    trials = [trial("null", "ok", "ok"), trial("null", "ok", "regression"),
+              trial("inject-10%", "regression", "ok"), trial("inject-10%", "ok", "ok")]
+    null, inj = gate_power.summarize(arms, trials, gate_power.DEFAULT_INJECTED)
+    assert null["detection"] is None
+    assert (null["false_alarms_per_point"]["hits"], null["false_alarms_per_point"]["n"]) == (1, 4)
+    assert (null["false_alarms_per_run"]["hits"], null["false_alarms_per_run"]["n"]) == (1, 2)
+    assert (inj["detection"]["hits"], inj["detection"]["n"]) == (1, 2)
+    assert (inj["false_alarms_per_point"]["hits"], inj["false_alarms_per_point"]["n"]) == (0, 2)
+    assert inj["seconds_per_gate_run"] == 100.0 and inj["samples_per_point"] == [20]
+    assert "inject-10%" in gate_power.to_markdown({"command": "c", "machine": "m", "base": "a" * 40, "passes": 3,
+                                                   "bench": "b", "injected": "i", "arms": [null, inj]})
+
+
+def test_dry_run_commits_the_arms_in_a_clone_and_measures_nothing(tmp_path):
+    out = tmp_path / "power.json"
+    code = gate_power.main(["--repo", str(ROOT), "--dry-run", "--sizes", "0.1", "--out-json", str(out),
+                            "--out-md", str(tmp_path / "power.md")])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert [a["arm"] for a in doc["plan"]] == ["null", "inject-10%"] and doc["trials"] == []
+    assert all("--run" in a["command"] and "--passes 3" in a["command"] for a in doc["plan"])
+    branches = subprocess.run(["git", "-C", str(ROOT), "log", "--all", "--oneline", "--grep", "gate_power"],
+                              capture_output=True, text=True).stdout
+    assert branches == ""  # the commits live in the throw-away clone only
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "x"], ["--trials", "0"], ["--bench", "("]])
+def test_bad_arguments_exit_2_before_anything_runs(tmp_path, argv):
+    assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
+    assert not list(tmp_path.iterdir())
