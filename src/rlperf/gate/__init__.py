@@ -1,9 +1,11 @@
 """The PR gate: read two commits' asv results, judge each point by its direction, exit with a typed code.
 
 Modules, one concern each: `exitcodes` (the codes and their precedence), `meta` (decorators that
-benchmarks use to declare direction/tolerance), `config` (gate.toml: factor and per-glob rules),
-`results` (asv result files -> points), `significance` (asv's Mann–Whitney rule), `judge` (one
-finding per point), `report` (Markdown + JSON verdict), `flow` (run asv per commit, then judge).
+benchmarks use to declare direction/tolerance), `config` (gate.toml: factor, passes, per-glob rules),
+`results` (asv result files -> points, environment pairing, --bench selection), `significance`
+(asv's Mann–Whitney rule), `host` (same host? asv params + fingerprints), `interleave` (k alternating
+base/head passes for --run), `judge` (one finding per point), `report` (Markdown + JSON verdict),
+`outputs` (output paths checked early, written atomically), `flow` (measure or load, then judge).
 """
 
 from rlperf.gate.exitcodes import GateExit, InfrastructureError
