@@ -15,6 +15,9 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / ".ci"))
+from gha_expr import evaluate  # noqa: E402  (CI tooling beside .ci/run, not part of the package)
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTIONLINT = ROOT / ".ci" / "actionlint"
@@ -138,94 +141,8 @@ def test_publish_builds_the_asv_site_for_pages():
 
 # --- The guard: who may run code on the self-hosted runners --------------------------------------------
 #
-# A small evaluator for the shape of GitHub expression the workflow's `if:` conditions use: `||`, `&&`,
-# `!`, `==`, `!=`, parentheses, 'string' literals, dotted context paths and `always()`, with GitHub's
-# semantics (a missing property is null; `==` on strings ignores case; `||` / `&&` return an operand).
-# Anything else is rejected, so a condition that grows beyond it fails here instead of being misread.
-
-_TOKEN = re.compile(r"\s*(?:(\|\||&&|==|!=|!|\(|\))|'((?:[^']|'')*)'|([A-Za-z_][\w.-]*(?:\(\))?))")
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    out, pos = [], 0
-    text = text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"unsupported expression syntax at {text[pos:pos + 20]!r}")
-        op, string, name = m.groups()
-        out.append(("op", op) if op else ("str", string.replace("''", "'")) if string is not None else ("name", name))
-        pos = m.end()
-    return out
-
-
-def evaluate(text: str, context: dict):
-    """The value of a GitHub `if:` expression (without `${{ }}`) against `context`."""
-    toks, i = _tokens(text), 0
-
-    def peek():
-        return toks[i] if i < len(toks) else ("end", "")
-
-    def take():
-        nonlocal i
-        i += 1
-        return toks[i - 1]
-
-    def lookup(path: str):
-        if path == "always()":
-            return True
-        if path.endswith("()"):
-            raise ValueError(f"unsupported function {path}")
-        value = context
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        return value
-
-    def primary():
-        kind, value = take()
-        if (kind, value) == ("op", "("):
-            inner = disjunction()
-            assert take() == ("op", ")"), text
-            return inner
-        if (kind, value) == ("op", "!"):
-            return not primary()
-        if kind == "str":
-            return value
-        if kind == "name":
-            literals = {"true": True, "false": False, "null": None}
-            return literals[value] if value in literals else lookup(value)
-        raise ValueError(f"unexpected {value!r} in {text!r}")
-
-    def equality():
-        left = primary()
-        while peek() in (("op", "=="), ("op", "!=")):
-            op = take()[1]
-            right = primary()
-            same = (left.lower() == right.lower()) if isinstance(left, str) and isinstance(right, str) \
-                else left == right
-            left = same if op == "==" else not same
-        return left
-
-    def conjunction():
-        left = equality()
-        while peek() == ("op", "&&"):
-            take()
-            right = equality()
-            left = right if left else left
-        return left
-
-    def disjunction():
-        left = conjunction()
-        while peek() == ("op", "||"):
-            take()
-            right = conjunction()
-            left = left if left else right
-        return left
-
-    value = disjunction()
-    if peek()[0] != "end":
-        raise ValueError(f"trailing tokens in {text!r}")
-    return value
+# The guard is evaluated with .ci/gha_expr.py, a small evaluator of the expression shapes the workflows
+# use (GitHub's semantics; anything else is rejected, so a condition that outgrows it fails here).
 
 
 REPO = "rlperf/rlperf"
