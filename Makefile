@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml scripts/bootstrap.sh
 test: env
 	$(PY) -m pytest
 
-# The CPU suite once per point (--quick), stored under results/$(MACHINE)/ for HEAD, then the site.
+# The CPU suite once per point (--quick), stored under results/asv/$(MACHINE)/ for HEAD, then the site.
 # Whatever suites exist run; GPU points skip themselves on a CPU box. A failed benchmark still
 # publishes, then fails the target with asv's status.
 bench: env
@@ -32,7 +32,7 @@ bench: env
 	  echo "bench: benchmarks/__init__.py is missing (asv needs the folder to be a package)"; exit 1; fi; \
 	status=0; $(ASV_RUN) --quick $(if $(BENCH),--bench "$(BENCH)") || status=$$?; \
 	$(ASV) publish && \
-	echo "results: results/$(MACHINE)/   site: html/index.html" && \
+	echo "results: results/asv/$(MACHINE)/   site: html/index.html" && \
 	echo "view:    $(ASV) preview   (or: make preview; scripts/site_screenshot.sh for a headless check)"; \
 	exit $$status
 
@@ -53,7 +53,7 @@ bench-inner: env
 
 # Gate HEAD against $(BASE) on this machine, benchmarking each commit in a worktree if needed.
 gate: env
-	$(PY) -m rlperf gate --base $(BASE) --head HEAD --machine "$(MACHINE)" \
+	$(PY) -m rlperf gate --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
 	  --out-md out/gate.md --out-json out/gate.json
 
 publish: env

@@ -27,7 +27,7 @@ class Placeholder:
 
 def test_conf_settings_the_suite_relies_on():
     conf = Config.load(str(ROOT / "asv.conf.json"))
-    assert (conf.benchmark_dir, conf.results_dir, conf.html_dir) == ("benchmarks", "results", "html")
+    assert (conf.benchmark_dir, conf.results_dir, conf.html_dir) == ("benchmarks", "results/asv", "html")
     assert (conf.launch_method, conf.branches, conf.environment_type) == ("spawn", ["main"], "virtualenv")
     assert conf.default_benchmark_timeout >= 600
     assert all("--no-deps" in cmd for cmd in conf.install_command)

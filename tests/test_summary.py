@@ -7,7 +7,7 @@ from rlperf.report import summary
 
 
 def test_the_summary_lists_every_measured_replay_point_with_its_machine_and_command(tmp_path, capsys):
-    out = tmp_path / "replay" / "box" / "results.json"
+    out = tmp_path / "reports" / "replay" / "box" / "results.json"
     assert main(["replay", "--capacity-rows", "4096", "--placements", "host", "--gpu-counts", "1",
                  "--warmup", "0", "--repeat", "2", "--torch-threads", "1", "--no-ceilings", "--no-plots",
                  "--out-json", str(out)]) == 0

@@ -23,4 +23,4 @@ for b in "$@"; do
     || echo "asv: $b exited $? after $SECONDS s" | tee -a "$WORK/asv.log"
   echo "asv: $b done at $SECONDS s"
 done
-tar czf "$OUT/asv.tgz" -C . "results/$M" results/benchmarks.json -C "$WORK" asv.log machine.txt
+tar czf "$OUT/asv.tgz" -C . "results/asv/$M" results/asv/benchmarks.json -C "$WORK" asv.log machine.txt

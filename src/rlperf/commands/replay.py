@@ -92,7 +92,9 @@ def measure(cases, args, gpu_counts) -> dict:
 
     res = Resources.probe()
     threads_1 = _threads(args.torch_threads, 1)
-    ceilings = {} if args.no_ceilings else measure_ceilings(learner_device(), threads=threads_1)
+    batch_bytes = workload_for(args.task, args.sim).sample_bytes_per_rank  # what the ceilings bound
+    ceilings = {} if args.no_ceilings else measure_ceilings(learner_device(), threads=threads_1,
+                                                            nbytes=batch_bytes)
     results, skipped = [], []
     for case in tqdm(cases, desc="replay cases", unit="case", file=sys.stderr):
         outcome = run_case(case, res, warmup=args.warmup, repeat=args.repeat,

@@ -12,7 +12,7 @@ from rlperf.replay.cases import ReplayCase, Resources, feasibility
 from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.tables import release_tables
 
-# The ceiling each metric is bounded by (keys of measure.ceilings).
+# The ceiling each metric is bounded by (keys of measure.ceilings), for its effective-rate bytes.
 CEILING_OF = {CPU_SAMPLE: "host_copy_Bps", H2D: "h2d_pinned_Bps", END_TO_END: "h2d_pinned_Bps",
               GPU_SAMPLE: "d2d_Bps"}
 
@@ -63,9 +63,10 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
                 outcome.skipped.append(skip_record(case, "no CUDA device: device timing not measured", metric))
                 continue
             samples = placement.measure(metric, warmup=warmup, repeat=repeat)
-            timings[metric] = timing_entry(samples, metric, bytes_moved(metric, placement.bytes_per_sample()),
+            per_sample = placement.bytes_per_sample()
+            timings[metric] = timing_entry(samples, metric, bytes_moved(metric, per_sample),
                                            warmup=warmup, repeat=repeat, ceilings=ceilings or {},
-                                           clock=CLOCKS[metric])
+                                           clock=CLOCKS[metric], resources=resource_bytes(metric, per_sample))
     except torch.cuda.OutOfMemoryError as exc:
         return CaseOutcome(skipped=[skip_record(case, f"device OOM during benchmark allocation/run: {exc}")])
     except NotImplementedError as exc:
@@ -95,14 +96,33 @@ def bytes_moved(metric: str, per_sample: dict) -> int:
             GPU_SAMPLE: 2 * per_sample["device_read"]}[metric]
 
 
+def resource_bytes(metric: str, per_sample: dict) -> dict[str, int]:
+    """Bytes the metric's work moves over each resource, keyed by the ceiling that bounds it. End to end
+    counts what crosses PCIe and, for a GPU cache, its gather in HBM, which runs beside the refresh DMA."""
+    return {CPU_SAMPLE: {"host_copy_Bps": 2 * per_sample["host_read"]},
+            H2D: {"h2d_pinned_Bps": per_sample["h2d"]},
+            END_TO_END: {"h2d_pinned_Bps": per_sample["h2d"], "d2d_Bps": 2 * per_sample["device_read"]},
+            GPU_SAMPLE: {"d2d_Bps": 2 * per_sample["device_read"]}}[metric]
+
+
+def floor_ms(resources: dict[str, int], ceilings: dict) -> float | None:
+    """The least time the work can take: its resources run at most concurrently, so the slowest one at
+    its measured ceiling bounds it (the max, never the sum). None when no ceiling applies."""
+    times = [nbytes / ceilings[key] * 1e3 for key, nbytes in resources.items() if nbytes and ceilings.get(key)]
+    return max(times) if times else None
+
+
 def timing_entry(samples: list[float], metric: str, moved: float, *, warmup: int, repeat: int,
-                 ceilings: dict, clock: str) -> dict:
-    """Summary, bytes, effective rate and distance from the measured ceiling of one metric's samples."""
+                 ceilings: dict, clock: str, resources: dict[str, int] | None = None) -> dict:
+    """Summary, bytes, effective rate and distance from the measured floor of one metric's samples.
+
+    `resources` (from resource_bytes) gives the floor every resource the work crosses; without it the
+    floor counts `moved` over the metric's one ceiling."""
     stats = summarize(samples)
     entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": clock,
              "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
-    ceiling = ceilings.get(CEILING_OF[metric])
-    if ceiling:
-        entry["floor_ms"] = moved / ceiling * 1e3
-        entry["x_floor"] = stats["median_ms"] / entry["floor_ms"]
+    floor = floor_ms(resources if resources is not None else {CEILING_OF[metric]: moved}, ceilings)
+    if floor:
+        entry["floor_ms"] = floor
+        entry["x_floor"] = stats["median_ms"] / floor
     return entry

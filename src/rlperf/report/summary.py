@@ -3,7 +3,10 @@
     python -m rlperf.report.summary [--results results] > results/SUMMARY.md
 
 Every number printed here is read from a result file that records its machine and command; the
-README links to this file instead of quoting figures by hand.
+README links to this file instead of quoting figures by hand. Layout under --results: `asv/` (asv's
+database: one folder per machine), `reports/replay/<machine>/` and `reports/env/<machine>/<task>/` (the
+CLI reports). A report folder holding a SUPERSEDED.md is listed with that note and without its
+"x floor" column: its floors came from a ceiling measurement since replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +20,17 @@ from pathlib import Path
 from rlperf.replay.metrics import LABELS
 
 HEADLINE_ENVS = (8192, 32768)
+ASV_DIR, REPLAY_GLOB, ENV_GLOB = "asv", "reports/replay/*/results.json", "reports/env/*/*/results.json"
+SUPERSEDED = "SUPERSEDED.md"
+
+
+def superseded_note(folder: Path) -> str | None:
+    """The first paragraph of a folder's SUPERSEDED.md, or None when the folder is current."""
+    path = folder / SUPERSEDED
+    if not path.is_file():
+        return None
+    paragraphs = [p for p in path.read_text().split("\n\n") if p.strip() and not p.startswith("#")]
+    return " ".join(paragraphs[0].split()) if paragraphs else "superseded"
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
@@ -25,16 +39,21 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 def replay_lines(root: Path) -> list[str]:
     lines = ["## Replay placements (`rlperf replay`)", ""]
-    for path in sorted(root.glob("replay/*/results.json")):
+    for path in sorted(root.glob(REPLAY_GLOB)):
         doc = json.loads(path.read_text())
-        lines += [f"### {doc['machine']['name']}", "",
-                  f"- machine: {doc['device_info']}", f"- command: `{doc['command']}` ({doc['created_at']})",
-                  f"- file: `{path}`", "",
-                  "| placement | capacity rows | metric | median ms | min ms | x floor |", "|---|---|---|---|---|---|"]
+        note = superseded_note(path.parent)
+        lines += [f"### {doc['machine']['name']}", ""]
+        if note:
+            lines += [f"**Superseded** ({path.parent / SUPERSEDED}): {note}", ""]
+        lines += [f"- machine: {doc['device_info']}", f"- command: `{doc['command']}` ({doc['created_at']})",
+                  f"- file: `{path}`", ""]
+        header = "| placement | capacity rows | metric | median ms | min ms |" + ("" if note else " x floor |")
+        lines += [header, "|---|---|---|---|---|" + ("" if note else "---|")]
         for res in doc["results"]:
             for metric, t in res["timings"].items():
-                lines.append(f"| {res['placement']} | {res['capacity_rows']:,} | {LABELS[metric]} | "
-                             f"{t['median_ms']:.3f} | {t['min_ms']:.3f} | {_fmt(t.get('x_floor'), 2)} |")
+                row = (f"| {res['placement']} | {res['capacity_rows']:,} | {LABELS[metric]} | "
+                       f"{t['median_ms']:.3f} | {t['min_ms']:.3f} |")
+                lines.append(row + ("" if note else f" {_fmt(t.get('x_floor'), 2)} |"))
         lines.append("")
     return lines
 
@@ -42,7 +61,7 @@ def replay_lines(root: Path) -> list[str]:
 def asv_gpu_sample_lines(root: Path) -> list[str]:
     """GPU sample medians from asv result files (one row per placement and capacity that ran)."""
     lines = ["## GPU sample in the asv history (`bench_replay.ReplayGpuSample.track_ms`)", ""]
-    for path in sorted(root.glob("*/*-*.json")):
+    for path in sorted(root.glob(f"{ASV_DIR}/*/*-*.json")):
         doc = json.loads(path.read_text())
         bench = doc.get("results", {}).get("bench_replay.ReplayGpuSample.track_ms")
         if not bench or "params" not in doc:
@@ -62,6 +81,21 @@ def asv_gpu_sample_lines(root: Path) -> list[str]:
     return lines
 
 
+def asv_history_lines(root: Path) -> list[str]:
+    """Per machine: how many commits asv holds, the first and last, and the suites measured."""
+    lines = ["## asv history (`results/asv/`, the site and the gate)", "",
+             "| machine | commits | first | last | benchmarks with a value |", "|---|---|---|---|---|"]
+    for folder in sorted(p for p in (root / ASV_DIR).glob("*") if (p / "machine.json").is_file()):
+        docs = [json.loads(p.read_text()) for p in folder.glob("*-*.json")]
+        docs.sort(key=lambda d: d.get("date") or 0)
+        if not docs:
+            continue
+        names = {n for d in docs for n, v in d.get("results", {}).items() if v and v[0] is not None}
+        lines.append(f"| {folder.name} | {len({d['commit_hash'] for d in docs})} | {docs[0]['commit_hash'][:8]} | "
+                     f"{docs[-1]['commit_hash'][:8]} | {len(names)} |")
+    return lines + [""]
+
+
 def _cmd(meta: dict) -> str:
     command = meta.get("command")
     return f"`{command}`" if command else "not stored in this file (older schema): see PROVENANCE.md beside it"
@@ -70,7 +104,7 @@ def _cmd(meta: dict) -> str:
 def env_lines(root: Path) -> list[str]:
     lines = ["## Env kernels (`rlperf env`)", "",
              "Best thread count per env count; speedup = numpy ms / numba ms (medians); parity at noise 0.", ""]
-    for path in sorted(root.glob("env/*/*/results.json")):
+    for path in sorted(root.glob(ENV_GLOB)):
         doc = json.loads(path.read_text())
         meta = doc["meta"]
         lines += [f"### {meta['task']} on {meta['machine']['name']}", "",
@@ -98,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lines = ["# Results summary", "", "Generated by `python -m rlperf.report.summary` from the files under "
              "`results/`; do not edit by hand.", ""]
-    lines += replay_lines(args.results) + asv_gpu_sample_lines(args.results) + env_lines(args.results)
+    lines += (replay_lines(args.results) + asv_history_lines(args.results) + asv_gpu_sample_lines(args.results)
+              + env_lines(args.results))
     print("\n".join(lines))
     return 0
 
