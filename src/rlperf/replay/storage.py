@@ -49,7 +49,7 @@ class Storage:
     """A ring of `capacity` rows of `layout` with a monotonic write pointer (`ptr`, never wrapped)."""
 
     def __init__(self, layout: StorageLayout, capacity: int, *, kind: str = "host",
-                 device: str | torch.device | None = None, step_rows: int = 1):
+                 device: str | torch.device | None = None, step_rows: int = 1, terminal_rows: int | None = None):
         if kind not in STORAGE_KINDS:
             raise ValueError(f"unknown storage kind {kind!r}; valid: {', '.join(STORAGE_KINDS)}")
         if capacity <= 0 or step_rows <= 0:
@@ -66,7 +66,7 @@ class Storage:
         self.stored = {f.name: f for f in layout.stored_fields()}
         self.batch_fields = layout.batch_fields()
         if layout.elide_next:
-            slots = layout.terminal_rows(capacity)
+            slots = terminal_rows or layout.terminal_rows(capacity)
             self.terminal = torch.zeros((slots, layout.terminal_row_bytes // 4), dtype=torch.float32,
                                         device=self.device)
             self.terminal_fields = {f.name: f for f in layout.terminal_fields()}
