@@ -70,3 +70,36 @@ def test_the_guard_counts_the_terminal_table_and_slot_index():
     layout = spec.stored_layout(ReplayCase("g1_motion_tracking", "motrix", "gpu", 1).workload.layout)
     need = spec.memory_need(layout.dims, 2**20, 32768)
     assert need.device_bytes > 2**20 * layout.stored_row_bytes + 2 * 32768 * layout.batch_row_bytes
+
+
+def test_the_rank_runner_does_not_import_the_single_rank_runner():
+    """The old circle run -> cases -> multirank -> run: shared records now live in replay.records."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rlperf.replay.multirank.launcher, rlperf.replay.multirank.result\n"
+            "print('rlperf.replay.run' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_infrastructure_error_lives_in_errors_and_gate_re_exports_it():
+    from rlperf.errors import InfrastructureError
+    from rlperf.gate import InfrastructureError as from_gate
+
+    assert from_gate is InfrastructureError
+
+
+def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_replay
+
+    bench = bench_replay.ReplayPeakMemory()
+    bench.setup(14, "host-compact")
+    spec = PLACEMENTS["host-compact"]
+    layout = spec.stored_layout(ReplayCase("g1_motion_tracking", "motrix", "host", 1).workload.layout)
+    assert bench.track_host_peak_bytes(14, "host-compact") > layout.table_bytes(2**14)
+    assert bench.track_device_peak_bytes(14, "host-compact") == 0

@@ -24,7 +24,8 @@ def _integrity(spec) -> None:
     for t in range(STEPS):
         placement.storage.add(**step(t, terminal_every=EVERY))
     if getattr(placement, "cache", None) is not None:  # the cache holds what the host had at setup
-        pytest.skip("the GPU cache is refreshed from the host in blocks; see the gpu-cache test")
+        pytest.skip("the GPU cache holds the rows present at setup and refreshes them in blocks; "
+                    "test_replay_cases verifies gpu-cache on a pattern-filled table")
     rows = placement.sample().cpu()
     idx = placement.last_indices().cpu()
     batch = placement.storage.decode(rows)
