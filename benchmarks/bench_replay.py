@@ -1,5 +1,8 @@
 """asv replay suite: one class per reference quantity, parameter points from rlperf.replay.cases.
 
+Placements are the registry's named storage x sampler x transfer combinations (rlperf.replay.placements);
+`ReplayPeakMemory` tracks peak host and device bytes per placement and capacity.
+
 Each `track_ms` returns CUDA-event or synchronised wall-clock samples as `{"samples": [...]}`, so asv
 computes the statistics (all values are costs in ms: lower is better). Infeasible points raise
 NotImplementedError in setup with the guard's reason (bytes needed and available) and show as n/a;
@@ -64,6 +67,45 @@ class _ReplayMetric:
 
     def track_ms(self, capacity_exp, placement, gpus):
         return {"samples": self._measure(), "number": 1}
+
+
+class ReplayPeakMemory:
+    """Peak host RSS and peak device memory of one single-process placement (set up, verified, sampled),
+    in bytes: asv runs one point per process, so the process's high-water mark is the point's."""
+
+    param_names = ["capacity_exp", "placement"]
+    params = [list(CAPACITY_EXPONENTS), [name for name in ALL_SPECS if name not in RANK_SPECS]]
+    unit = "bytes"
+    timeout = 1800
+    number = 1
+    repeat = 1
+    rounds = 1
+
+    def setup(self, capacity_exp, placement):
+        key = (capacity_exp, placement)
+        if getattr(self, "_key", None) == key:
+            return
+        case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, 1)
+        for probe in (Resources.probe_cheap, Resources.probe):
+            verdict = feasibility(case, probe())
+            if not verdict.ok:
+                raise NotImplementedError(verdict.reason)
+        from rlperf.replay.peak_memory import PeakMemory
+        from rlperf.replay.run import build_placement, learner_device
+
+        peak = PeakMemory(learner_device())
+        placement_obj = build_placement(case, threads=default_torch_threads(1), seed=12345)
+        placement_obj.setup()
+        placement_obj.verify()
+        placement_obj.sample()
+        self._peak = peak.read()
+        self._key = key
+
+    def track_host_peak_bytes(self, capacity_exp, placement):
+        return self._peak["host_peak_rss_bytes"]
+
+    def track_device_peak_bytes(self, capacity_exp, placement):
+        return self._peak["device_peak_bytes"]
 
 
 class ReplayCpuSample(_ReplayMetric):

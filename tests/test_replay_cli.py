@@ -68,3 +68,64 @@ def test_bad_flags_exit_2_and_write_nothing(tmp_path, capsys, flags, message):
     assert main(["replay", *flags, "--out-json", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.parent.exists()
+
+
+def test_layouts_prints_every_layouts_bytes_from_the_arithmetic(capsys):
+    assert main(["replay", "--layouts"]) == 0
+    out = capsys.readouterr().out
+    assert "| fp32 | float32 | float32 | float32 | no | 3,720 | 3,720 | 116.25 | no |" in out
+    assert "| compact | bfloat16 | bfloat16 | uint8 | yes | 976 | 1,872 | 58.50 | yes |" in out
+
+
+def test_a_combination_from_configuration_is_measured_with_its_layout_bytes(tmp_path):
+    out = tmp_path / "results.json"
+    flags = ["replay", "--capacity-rows", "4096", "--placements", "host", "--combination",
+             "storage=host-compact,transfer=h2d", "--gpu-counts", "1", "--warmup", "0", "--repeat", "2",
+             "--torch-threads", "1", "--no-ceilings", "--no-plots", "--out-json", str(out)]
+    assert main(flags) == 0
+    doc = json.loads(out.read_text())
+    by_name = {r["placement"]: r for r in doc["results"]}
+    assert set(by_name) == {"host", "host-compact"}  # the configuration resolves to its registered name
+    compact = by_name["host-compact"]
+    assert compact["layout"] == "compact" and compact["stored_row_bytes"] < compact["batch_row_bytes"]
+    assert compact["batch_bytes_per_iteration"] == 32768 * compact["batch_row_bytes"]
+    assert compact["host_peak_rss_bytes"] >= compact["host_rss_bytes"] > 0 and compact["device_peak_bytes"] == 0
+    assert {r["layout"] for r in doc["layouts"]} >= {"fp32", "bf16", "compact"}
+    assert "## Layouts" in (tmp_path / "analysis.md").read_text()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--combination", "storage=device-compact,sampler=fused"], "elides next_obs"),
+    (["--combination", "storage=tape-fp32"], "unknown storage 'tape-fp32'"),
+    (["--out-json", "/proc/rlperf/results.json"], "cannot write there"),
+])
+def test_bad_combinations_and_unwritable_outputs_exit_2_before_measuring(tmp_path, capsys, flags, message):
+    argv = ["replay", "--placements", "host", "--capacity-rows", "4096", "--out-json", str(tmp_path / "r.json"),
+            *flags]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+def _doc_with(results):
+    return {"args": {"task": "g1_motion_tracking", "sim": "motrix"}, "device_info": "test",
+            "workload": {"capacity_rows": 1024, "sample_rows_per_rank": 32768}, "results": results}
+
+
+def _result(name, metric, ms, floor, layout="fp32", row=3720):
+    return {"placement": name, "world_size": 1, "capacity_rows": 1024, "layout": layout, "stored_row_bytes": row,
+            "batch_bytes_per_iteration": 32768 * row,
+            "timings": {metric: {"median_ms": ms, "mean_ms": ms, "floor_ms": floor}}}
+
+
+def test_the_per_placement_chart_sorts_batches_to_the_gpu_and_marks_floors(tmp_path):
+    from rlperf.report.replay_placement_chart import batch_to_gpu_rows, placement_chart
+
+    doc = _doc_with([_result("host", "cpu_sample_then_h2d_wall", 4.9, 2.2),
+                     _result("gpu-bf16", "gpu_sample_wall", 0.05, 0.03, "bf16-slim", 1872),
+                     _result("uva", "cpu_sample_then_h2d_wall", 2.4, None, "fp32-padded", 3728)])
+    cap, rows = batch_to_gpu_rows(doc)
+    assert cap == 1024 and [r["placement"] for r in rows] == ["gpu-bf16", "uva", "host"]
+    assert rows[0]["batch_bytes"] == 32768 * 1872 and rows[1]["floor_ms"] is None
+    assert placement_chart(doc, tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    assert placement_chart(_doc_with([]), tmp_path / "none.png") is None

@@ -1,13 +1,19 @@
-"""Layout offsets and the replay write/sample contract: integrity, wraparound, terminal patch, seeds."""
+"""Storage over every kind and layout: offsets and bytes, writes with wrap and terminal patch, integrity,
+next-obs elision identical to the packed rows, and the newest step kept out of sampling."""
 
 import pytest
 import torch
 
 from rlperf.replay.layout import RowLayout
-from rlperf.replay.storage import ReplayStorage
+from rlperf.replay.layouts import LAYOUTS, layout_table, storage_layout
+from rlperf.replay.pairing import PairedStorages
+from rlperf.replay.sampler import TorchSampler
+from rlperf.replay.storage import STORAGE_KINDS, ReplayStorage, Storage
+from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 MT = RowLayout(160, 29, 289)
-TINY = RowLayout(3, 2, 4)
+WALK = RowLayout(98, 29, 101)
+CAP = 16  # 4 steps of 4 envs: 7 steps wrap the ring
 
 
 def test_motion_tracking_offsets_follow_the_spec_table():
@@ -20,72 +26,119 @@ def test_motion_tracking_offsets_follow_the_spec_table():
 
 def test_padding_rounds_rows_up_to_16_bytes():
     assert MT.padded(16).stored_width == 932 and MT.padded(16).stored_row_bytes == 3728
-    assert RowLayout(98, 29, 101).padded(16).stored_width == 432
-    assert MT.padded(16).width == 930
+    assert WALK.padded(16).stored_width == 432
+    assert storage_layout("fp32-padded", MT).stored_row_bytes == 3728
+    assert all(storage_layout(n, MT).stored_row_bytes % 16 == 0 for n, v in LAYOUTS.items() if v[4] == 16)
 
 
-def _step(n, step, layout=TINY):
-    """Rows whose every value encodes (step, env), so a sampled row names where it came from."""
-    base = torch.arange(n, dtype=torch.float32) + 1000 * step
-    col = lambda w: base[:, None].repeat(1, w)  # noqa: E731
-    return dict(obs=col(layout.obs_dim), next_obs=col(layout.obs_dim) + 0.5, actions=col(layout.action_dim),
-                reward=base, done=torch.zeros(n), truncated=torch.zeros(n),
-                critic=col(layout.critic_dim), next_critic=col(layout.critic_dim) + 0.5)
+def test_layout_bytes_follow_the_field_dtypes():
+    """fp32 930 floats; bf16 obs/critic + fp32 actions + 3 fp32 scalars = 1,924 B (60.1 MiB a batch);
+    elided bf16 rows store obs, actions, scalars and critic once (under 1 KB)."""
+    rows = {r["layout"]: r for r in layout_table(MT, 32768)}
+    assert rows["fp32"]["stored_row_bytes"] == 3720 and rows["fp32"]["batch_mib_per_iteration"] == 116.25
+    assert storage_layout("bf16", MT).batch_fields()[-1].stop == 1924
+    assert rows["bf16"]["batch_mib_per_iteration"] > 60  # 1,936 B padded: misses the target
+    assert rows["bf16-flags"]["batch_mib_per_iteration"] <= 60 and rows["bf16-slim"]["batch_mib_per_iteration"] <= 60
+    assert rows["compact"]["stored_row_bytes"] == 976 and rows["compact"]["batch_row_bytes"] == 1872
+    assert storage_layout("compact", WALK).stored_row_bytes < 500
 
 
-def test_every_sampled_row_equals_a_written_row_and_only_filled_rows_are_sampled():
-    st = ReplayStorage(TINY, 64)
-    written = []
-    for step in range(3):
-        st.add(**_step(8, step))
-        written.append(st.table[st.ptr - 8: st.ptr].clone())
-    written = torch.cat(written)
-    batch = st.sample(500, torch.Generator().manual_seed(0))
-    rows = torch.cat([batch.obs, batch.next_obs, batch.actions, batch.rewards[:, None], batch.dones[:, None],
-                      batch.truncated[:, None], batch.critic, batch.next_critic], dim=1)
-    assert all((written == r).all(dim=1).any() for r in rows)
-    assert st.size == 24 and batch.rewards.max() < 3000
+@pytest.mark.parametrize("kind", STORAGE_KINDS)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_every_sampled_row_equals_its_written_row_after_wraparound_and_terminal_patch(kind, layout):
+    lay = storage_layout(layout, TINY)
+    st = Storage(lay, CAP, kind=kind, step_rows=ENVS, terminal_rows=CAP)
+    for t in range(7):
+        st.add(**step(t))
+    assert (st.ptr, st.size) == (28, CAP)
+    idx = TorchSampler(0).sample(st, torch.empty(400, dtype=torch.int64))
+    batch = st.decode(st.gather(idx, st.new_batch(400)))
+    assert_batch_matches(batch, idx, expected_rows(7, CAP), lay)
+    assert len(set(idx.tolist())) == CAP - ENVS  # every sampleable row drawn, none of the newest step
+    assert not set(idx.tolist()) & {(24 + e) % CAP for e in range(ENVS)}
 
 
-def test_writes_wrap_at_capacity_and_split_across_the_end():
+@pytest.mark.parametrize("packed, elided", [("fp32-padded", "fp32-elided"), ("bf16-slim", "compact")])
+def test_next_obs_elision_gives_the_packed_layouts_batch_for_the_same_indices(packed, elided):
+    pair = PairedStorages(TINY, CAP, ENVS, layouts=(packed, elided), terminal_rows=CAP)
+    for t in range(9):
+        pair.add(**step(t))
+    first, count = pair.sampleable()
+    idx = (first + torch.arange(count)) % CAP
+    a, b = pair.batches(idx)
+    for name, x, y in zip(a._fields, a, b):
+        assert torch.equal(x, y), name
+    assert pair.storages[1].layout.stored_row_bytes < pair.storages[0].layout.stored_row_bytes
+
+
+def test_paired_storages_return_fp32_and_bf16_batches_of_the_same_transitions():
+    pair = PairedStorages(TINY, CAP, ENVS, terminal_rows=CAP)  # fp32 packed and bf16 compact
+    for t in range(5):
+        pair.add(**step(t))
+    idx = torch.tensor([0, 5, 9, 2])
+    fp32, bf16 = pair.batches(idx)
+    assert torch.equal(fp32.rewards, bf16.rewards)  # reward stays fp32 in every layout
+    assert torch.allclose(fp32.obs, bf16.obs, rtol=2**-8) and not torch.equal(fp32.obs, bf16.obs)
+
+
+def test_the_learner_receives_the_dtype_it_asks_for():
+    st = Storage(storage_layout("compact", TINY), CAP, step_rows=ENVS, terminal_rows=CAP)
+    for t in range(3):
+        st.add(**step(t))
+    rows = st.gather(torch.tensor([0, 1]), st.new_batch(2))
+    assert st.decode(rows, torch.bfloat16).obs.dtype == torch.bfloat16
+    assert st.decode(rows).next_critic.dtype == torch.float32 and st.decode(rows).rewards.shape == (2,)
+
+
+def test_the_newest_step_is_not_sampleable_until_the_next_one_is_written():
+    st = Storage(storage_layout("fp32", TINY), CAP, step_rows=ENVS)
+    st.add(**step(0))
+    with pytest.raises(RuntimeError, match="newest step"):
+        st.sampleable()
+    st.add(**step(1))
+    assert st.sampleable() == (0, ENVS)
+
+
+def test_a_full_terminal_table_is_an_error_not_a_wrong_next_obs():
+    st = Storage(storage_layout("compact", TINY), CAP, step_rows=ENVS, terminal_rows=1)
+    st.add(**step(0))
+    with pytest.raises(RuntimeError, match="terminal table full"):
+        st.add(**step(3))
+
+
+def test_overwritten_rows_free_their_terminal_slot_for_new_terminal_rows():
+    st = Storage(storage_layout("compact", TINY), CAP, step_rows=ENVS, terminal_rows=1)
+    for t in range(5):  # steps 0 and 4 end env 0's episode; step 4 overwrites step 0's rows first
+        st.add(**step(t, terminal_every=4))
+    assert int(st.slot_of_row[0]) == 0 and int((st.slot_of_row >= 0).sum()) == 1
+
+
+def test_elision_refuses_partial_steps_and_capacities_that_are_not_whole_steps():
+    with pytest.raises(ValueError, match="multiple"):
+        Storage(storage_layout("compact", TINY), 18, step_rows=ENVS)
+    st = Storage(storage_layout("compact", TINY), CAP, step_rows=ENVS)
+    with pytest.raises(ValueError, match="whole steps"):
+        st.add(**step(0, envs=2))
+
+
+def test_the_historical_constructor_and_sample_call_still_work():
     st = ReplayStorage(TINY, 20)
-    for step in range(3):  # 24 rows into 20: the third add splits 4 + 4
-        st.add(**_step(8, step))
-    assert (st.ptr, st.size) == (24, 20)
-    assert st.table[0, 0] == 2004 and st.table[3, 0] == 2007  # wrapped rows of step 2
-    assert st.table[16, 0] == 2000 and st.table[19, 0] == 2003
-    assert st.table[4, 0] == 4 and st.table[8, 0] == 1000  # older rows survive where not overwritten
-
-
-def test_terminal_rows_get_their_final_observations_before_becoming_visible():
-    st = ReplayStorage(TINY, 16)
-    step = _step(4, 0)
-    mask = torch.tensor([False, True, False, True])
-    final_obs, final_critic = torch.full((4, 3), -7.0), torch.full((4, 4), -9.0)
-    st.add(**step, terminal_mask=mask, final_obs=final_obs, final_critic=final_critic)
-    off = TINY.offsets()
-    next_obs = st.table[:4, off["next_obs"][0]:off["next_obs"][1]]
-    next_critic = st.table[:4, off["next_critic"][0]:off["next_critic"][1]]
-    assert (next_obs[mask] == -7).all() and (next_critic[mask] == -9).all()
-    assert (next_obs[~mask] == step["next_obs"][~mask]).all()
-
-
-def test_sampling_is_deterministic_under_a_seed():
-    st = ReplayStorage(TINY, 64)
-    st.add(**_step(32, 0))
-    a = st.sample(100, torch.Generator().manual_seed(7)).rewards
-    b = st.sample(100, torch.Generator().manual_seed(7)).rewards
-    c = st.sample(100, torch.Generator().manual_seed(8)).rewards
-    assert torch.equal(a, b) and not torch.equal(a, c)
+    for t in range(3):
+        st.add(**{k: v for k, v in step(t).items() if k not in ("terminal_mask", "final_obs", "final_critic")})
+    assert (st.ptr, st.size) == (12, 12) and st.table.shape == (20, TINY.width)
+    a = st.sample(50, torch.Generator().manual_seed(7)).rewards
+    assert torch.equal(a, st.sample(50, torch.Generator().manual_seed(7)).rewards)
 
 
 def test_contract_violations_are_refused():
-    st = ReplayStorage(TINY, 4)
+    st = Storage(storage_layout("fp32", TINY), 4)
     with pytest.raises(RuntimeError, match="empty"):
-        st.sample(1, torch.Generator())
+        st.sampleable()
     with pytest.raises(ValueError, match="exceeds capacity"):
-        st.add(**_step(8, 0))
-    missing = _step(2, 0)
+        st.add(**step(0, envs=8))
+    missing = step(0)
     missing["critic"] = None
     with pytest.raises(ValueError, match="critic"):
         st.add(**missing)
+    with pytest.raises(ValueError, match="valid: host"):
+        Storage(storage_layout("fp32", TINY), 4, kind="disk")

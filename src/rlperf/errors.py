@@ -11,3 +11,7 @@ def choice_error(what: str, value: object, valid, context: str = "") -> UsageErr
     """A UsageError for a value outside a closed set, listing the valid ones."""
     where = f" {context}" if context else ""
     return UsageError(f"unknown {what} {value!r}{where}; valid: {', '.join(map(str, valid))}")
+
+
+class InfrastructureError(Exception):
+    """The suite could not get trustworthy inputs (not a verdict about the code under test)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rlperf.commands.args import at_least, parse_positive_list
 from rlperf.errors import UsageError
+from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
                                  default_torch_threads, iter_cases, workload_for)
 
@@ -29,6 +30,11 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--capacity-rows", default=None, help="explicit comma list of capacities (overrides exponents)")
     p.add_argument("--placements", default=",".join(DEFAULT_PLACEMENTS),
                    help=f"comma list of: {', '.join(DEFAULT_PLACEMENTS)}")
+    p.add_argument("--combination", action="append", default=[], metavar="CONFIG",
+                   help="one more placement from its parts, e.g. storage=device-bf16,sampler=fused[,transfer=none] "
+                        "(repeatable; storage = <host|host-pinned|device>-<layout>)")
+    p.add_argument("--layouts", action="store_true",
+                   help="print every layout's bytes per row and per learner iteration for --task/--sim, measure nothing")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--seed", type=int, default=12345)
@@ -68,15 +74,36 @@ def _validate(args) -> None:
         _threads(args.torch_threads, 1)
 
 
+def _check_writable(*paths: Path) -> None:
+    """Refuse unwritable outputs before anything is measured: a probe file in the nearest existing folder."""
+    import tempfile
+
+    for path in paths:
+        if path.is_dir() and path.suffix:
+            raise UsageError(f"{path}: is a directory, expected a file path")
+        parent = path.parent if path.suffix else path
+        while not parent.exists():
+            parent = parent.parent
+        try:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write there ({parent}: {exc.strerror})") from None
+
+
 def run(args) -> int:
     if args.plot_only:
         return _plot_only(args)
+    if args.layouts:
+        return _print_layouts(args)
     _validate(args)
     gpu_counts = parse_positive_list(args.gpu_counts, "--gpu-counts")
     placements = [p.strip() for p in args.placements.split(",") if p.strip()]
+    placements += [lookup(text).name for text in args.combination]
     cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
                        gpu_counts=gpu_counts)
     out_json = Path(args.out_json)
+    _check_writable(out_json, *([Path(args.plot_dir)] if args.plot_dir else []))
     doc = measure(cases, args, gpu_counts)
     return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
 
@@ -110,19 +137,34 @@ def measure(cases, args, gpu_counts) -> dict:
         "machine": ident, "device_info": one_line(ident),
         "args": {"task": args.task, "sim": args.sim, "gpu_counts": gpu_counts,
                  "capacity_rows": sorted({c.capacity_rows for c in cases}),
-                 "placements": sorted({c.placement for c in cases}, key=list(DEFAULT_PLACEMENTS).index),
+                 "placements": list(dict.fromkeys(c.placement for c in cases)),
                  "warmup": args.warmup, "repeat": args.repeat, "seed": args.seed,
                  "torch_threads": args.torch_threads, "prefill": "pattern (row index + ramp)",
                  "index_mode": "timed", "sampling": "uniform with replacement over the full capacity"},
         "workload": workload_for(args.task, args.sim).summary(),
+        "layouts": _layouts(args.task, args.sim),
         "ceilings": ceilings, "results": results, "skipped": skipped,
     }
+
+
+def _layouts(task: str, sim: str) -> list[dict]:
+    from rlperf.replay.layouts import layout_table
+
+    wl = workload_for(task, sim)
+    return layout_table(wl.layout, wl.sample_rows_per_rank)
+
+
+def _print_layouts(args) -> int:
+    from rlperf.report.replay_layouts import layout_lines
+
+    print("\n".join(layout_lines(_layouts(args.task, args.sim), f"{args.task}/{args.sim}")))
+    return 0
 
 
 def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
     from rlperf.report.jsonio import write_json
 
-    doc["plots"] = [] if no_plots else [str(p) for p in _reports(doc, plot_dir)]
+    doc["plots"] = [str(p) for p in _reports(doc, plot_dir, charts=not no_plots)]
     doc["analysis_markdown"] = str(plot_dir / "analysis.md")
     write_json(out_json, doc)
     print(f"wrote {out_json} ({len(doc['results'])} measured, {len(doc['skipped'])} skipped)")
@@ -134,13 +176,14 @@ def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
     return 0
 
 
-def _reports(doc: dict, plot_dir: Path) -> list[Path]:
+def _reports(doc: dict, plot_dir: Path, charts: bool = True) -> list[Path]:
+    """analysis.md always (it is text, and the JSON names it), the charts unless told not to."""
     from rlperf.report.replay_charts import write_charts
     from rlperf.report.replay_markdown import analysis_lines
 
     plot_dir.mkdir(parents=True, exist_ok=True)
     (plot_dir / "analysis.md").write_text("\n".join(analysis_lines(doc)) + "\n")
-    return write_charts(doc, plot_dir) if doc["results"] else []
+    return write_charts(doc, plot_dir) if doc["results"] and charts else []
 
 
 def _plot_only(args) -> int:

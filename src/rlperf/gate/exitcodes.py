@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from rlperf.errors import InfrastructureError  # re-exported: it lives in rlperf.errors now
+
 
 class GateExit(IntEnum):
     """What the gate decided; when several apply, the most severe (see SEVERITY) is the exit code."""
@@ -30,10 +32,6 @@ def worst(codes) -> GateExit:
     """The most severe of `codes` (OK for none)."""
     present = set(codes)
     return next((code for code in SEVERITY if code in present), GateExit.OK)
-
-
-class InfrastructureError(Exception):
-    """The gate could not get trustworthy inputs (not a verdict about the code under test)."""
 
 
 class SuiteImportError(InfrastructureError):

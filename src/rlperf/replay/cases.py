@@ -14,14 +14,20 @@ from rlperf.errors import choice_error
 from rlperf.measure import guards
 from rlperf.replay.multirank import RANK_SPECS
 from rlperf.replay.multirank import feasibility as multirank_feasibility
-from rlperf.replay.placements import SPECS
+from rlperf.replay.placements import PLACEMENTS, lookup
 from rlperf.workload import Workload, compose
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
 GPU_COUNTS = (1, 2, 4, 8)
-DEFAULT_PLACEMENTS = tuple(SPECS) + tuple(RANK_SPECS)
-ALL_SPECS = {**SPECS, **RANK_SPECS}
+DEFAULT_PLACEMENTS = tuple(PLACEMENTS) + tuple(RANK_SPECS)
+ALL_SPECS = {**PLACEMENTS, **RANK_SPECS}
+QUICK_CAPACITY_ROWS = 2**16  # the inner loop's capacity (a multiple of every task's rows per step)
+
+
+def spec_of(placement: str):
+    """A registered placement, a rank placement, or a `storage=...,sampler=...` combination."""
+    return RANK_SPECS[placement] if placement in RANK_SPECS else lookup(placement)
 
 
 def default_torch_threads(world_size: int) -> int:
@@ -48,7 +54,7 @@ class ReplayCase:
 
     @property
     def spec(self):
-        return ALL_SPECS[self.placement]
+        return spec_of(self.placement)
 
     @property
     def key(self) -> str:
@@ -84,9 +90,12 @@ def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
     if case.placement in RANK_SPECS or case.gpus > 1:  # process per rank, or why not
         return multirank_feasibility(case, res)
     spec = case.spec
+    wl = case.workload
+    if spec.stored_layout(wl.layout).elide_next and case.capacity_rows % wl.num_envs:
+        return guards.Verdict(False, f"{case.placement}: next-obs elision needs a capacity that is a multiple of "
+                                     f"{wl.num_envs:,} rows per step, got {case.capacity_rows:,}")
     if spec.needs_cuda and res.cuda_devices == 0:
         return guards.Verdict(False, f"placement {case.placement!r} needs a CUDA device; none visible")
-    wl = case.workload
     need = spec.memory_need(wl.layout, case.capacity_rows, wl.sample_rows_per_rank)
     what = f"{case.placement} at {case.capacity_rows:,} rows"
     if need.host_bytes:
@@ -105,8 +114,9 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
                placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
     """Cases in measurement order: GPU count, capacity, placement."""
     for name in placements:
-        if name not in ALL_SPECS:
+        if name not in ALL_SPECS and "=" not in name:
             raise choice_error("placement", name, ALL_SPECS)
+        spec_of(name)  # a combination is validated here, with the reason it is not valid
     workload_for(task, sim)  # validates task and sim with a clear error
     caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
     return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]

@@ -62,6 +62,15 @@ class RowLayout:
         return self.width * FLOAT32_BYTES
 
     @property
+    def batch_width(self) -> int:
+        """A batch row as gathered (the packed row carries every field): same as stored."""
+        return self.stored_width
+
+    @property
+    def batch_row_bytes(self) -> int:
+        return self.stored_row_bytes
+
+    @property
     def stored_row_bytes(self) -> int:
         return self.stored_width * FLOAT32_BYTES
 

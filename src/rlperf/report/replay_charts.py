@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rlperf.replay.metrics import COLOURS, GPU_SAMPLE  # noqa: E402
 from rlperf.report import replay_table as rt  # noqa: E402
+from rlperf.report.replay_placement_chart import placement_chart  # noqa: E402
 
 EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6", "#439894", "#83BCB6",
                  "#D67195", "#8F6D31", "#79706E", "#1F77B4")
@@ -30,8 +31,10 @@ def _device_line(doc: dict) -> str:
 
 
 def component_breakdown(doc: dict, path: Path) -> Path:
+    """The reference's chart: four bars per capacity (CPU sample, H2D, CPU sample+H2D, GPU sample) of the
+    reference quantities only; every other placement is in the per-placement chart."""
     gpus_list = rt.gpu_counts(doc)
-    series = rt.series(doc)
+    series = rt.REFERENCE_SERIES
     config_cap = doc["workload"]["capacity_rows"]
     ncols = 2 if len(gpus_list) > 1 else 1
     nrows = -(-len(gpus_list) // ncols)
@@ -46,7 +49,7 @@ def component_breakdown(doc: dict, path: Path) -> Path:
                 EXTRA_COLOURS[(k - 4) % len(EXTRA_COLOURS)]
             offset = (k - (len(series) - 1) / 2) * width
             for i, cap in enumerate(caps):
-                v = rt.mean_ms(doc, placement, metric, gpus, cap)
+                v = rt.reference_ms(doc, placement, metric, gpus, cap)
                 if v is None:
                     continue
                 label = rt.series_label(placement, metric)
@@ -146,5 +149,6 @@ def _save(fig, path: Path) -> Path:
 def write_charts(doc: dict, plot_dir: Path) -> list[Path]:
     made = [component_breakdown(doc, plot_dir / "sac_replay_sampling_component_breakdown.png"),
             speedup_chart(doc, plot_dir / "sac_replay_sampling_speedup.png"),
-            gpu_sample_chart(doc, plot_dir / "sac_replay_gpu_sample_wall_time.png")]
+            gpu_sample_chart(doc, plot_dir / "sac_replay_gpu_sample_wall_time.png"),
+            placement_chart(doc, plot_dir / "sac_replay_batch_to_gpu_per_placement.png")]
     return [p for p in made if p is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
 from rlperf.report import replay_table as rt
+from rlperf.report.replay_layouts import layout_lines
 
 
 def _ms(v: float | None) -> str:
@@ -17,6 +18,14 @@ def _clocks(doc: dict) -> str:
         for metric, t in res["timings"].items():
             seen.setdefault(LABELS[metric], t.get("clock", "?"))
     return "; ".join(f"{label}: {clock}" for label, clock in seen.items()) or "none measured"
+
+
+def _mib(v: float | None) -> str:
+    return "-" if v is None else f"{v / 2**20:.2f}"
+
+
+def _gib(v: float | None) -> str:
+    return "-" if v is None else f"{v / 2**30:.2f}"
 
 
 def _ratio(v: float | None) -> str:
@@ -60,13 +69,18 @@ def analysis_lines(doc: dict) -> list[str]:
     lines += ["", "## Every placement against its physical floor", "",
               "Floor = bytes moved / ceiling measured on this machine in the same run "
               "(host copy rate, pinned H2D rate, device copy rate).", "",
-              "| placement | capacity rows | metric | median ms | min ms | effective GB/s | floor ms | x floor |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| placement | layout | capacity rows | metric | median ms | min ms | effective GB/s | floor ms | "
+              "x floor | MiB per iteration | peak host RSS GiB | peak device GiB |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in doc["results"]:
         for metric, t in res["timings"].items():
-            lines.append(f"| {res['placement']} | {res['capacity_rows']:,} | {LABELS[metric]} | "
-                         f"{t['median_ms']:.3f} | {t['min_ms']:.3f} | {t['effective_Bps'] / 1e9:.1f} | "
-                         f"{_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} |")
+            lines.append(f"| {res['placement']} | {res.get('layout', '-')} | {res['capacity_rows']:,} | "
+                         f"{LABELS[metric]} | {t['median_ms']:.3f} | {t['min_ms']:.3f} | "
+                         f"{t['effective_Bps'] / 1e9:.1f} | {_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} | "
+                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib(res.get('host_peak_rss_bytes'))} | "
+                         f"{_gib(res.get('device_peak_bytes'))} |")
+    if doc.get("layouts"):
+        lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):
         c = doc["ceilings"]
         lines += ["", "Ceilings measured: " + ", ".join(

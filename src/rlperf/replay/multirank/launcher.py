@@ -20,7 +20,7 @@ from rlperf.replay.multirank.guard import feasibility
 from rlperf.replay.multirank.rank_tables import shared_host_table
 from rlperf.replay.multirank.result import assemble
 from rlperf.replay.multirank.specs import RANK_SPECS
-from rlperf.replay.run import CaseOutcome, skip_record
+from rlperf.replay.records import CaseOutcome, skip_record
 
 
 def run_multirank_case(case, res, *, warmup: int, repeat: int, seed: int, ceilings: dict | None = None,

@@ -14,9 +14,10 @@ from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.multirank.clock import time_ranks
 from rlperf.replay.multirank.exchange import gather_global
 from rlperf.replay.multirank.rank_tables import shard_table
-from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET, GpuReplay
+from rlperf.replay.placements.gpu import GpuReplay
 from rlperf.replay.placements.host import HostReplay
 from rlperf.replay.placements.specs import INDEX_BYTES
+from rlperf.replay.sampler import TorchSampler, make_sampler
 from rlperf.replay.tables import filled_table
 
 
@@ -56,10 +57,15 @@ class SharedHostRank(_Rank, HostReplay):
                                    pin_memory=cuda)
         self.staging.fill_(0)  # fault the staging pages in now
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64)
-        self.gen = torch.Generator().manual_seed(self.seed)
+        self.sampler = TorchSampler(self.seed)
         if cuda:
             self.target = torch.empty_like(self.staging, device=self.device)
             self.stream = torch.cuda.Stream(self.device)
+
+    def cpu_sample(self) -> torch.Tensor:
+        """Uniform over the whole shared table (the benchmark's steady state of a full ring)."""
+        self.sampler.draw(self.capacity, self.idx)
+        return torch.index_select(self.table, 0, self.idx, out=self.staging)
 
     def step(self, metric: str):
         if metric == CPU_SAMPLE:
@@ -87,15 +93,13 @@ class GpuReplicaRank(_Rank, GpuReplay):
         self.table = self._make_table()
         self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32, device=dev)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
-        self.gen = torch.Generator(device=dev).manual_seed(self.seed + DEVICE_SEED_OFFSET)
+        self.sampler = make_sampler("torch", seed=self.seed, device=self.device or dev)
         self.stream = torch.cuda.Stream(dev) if self.device is not None else None
         synchronize(self.ctx.sync_devices)
 
-    def sample(self) -> torch.Tensor:
-        if self.stream is not None:
-            return super().sample()
-        self.gpu_sample()
-        return self.out[:, : self.layout.width]
+    def gpu_sample(self) -> None:
+        self.sampler.draw(self.capacity, self.idx)
+        torch.index_select(self.table, 0, self.idx, out=self.out)
 
     def step(self, metric: str):
         if metric == GPU_SAMPLE:
@@ -115,8 +119,7 @@ class RankLocalRank(GpuReplicaRank):
         return shard_table(self.shard_rows, self.layout.stored_width, self.first_row, self.ctx.tensor_device)
 
     def gpu_sample(self) -> None:
-        torch.randint(self.shard_rows, (self.sample_rows,), generator=self.gen, device=self.ctx.tensor_device,
-                      out=self.idx)
+        self.sampler.draw(self.shard_rows, self.idx)
         torch.index_select(self.table, 0, self.idx, out=self.out)
 
     def last_indices(self) -> torch.Tensor:
@@ -131,8 +134,7 @@ class ShardedGlobalRank(RankLocalRank):
         self.calls = self.rows_in = self.rows_out = self.rows_served = 0
 
     def gpu_sample(self) -> None:
-        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, device=self.ctx.tensor_device,
-                      out=self.idx)
+        self.sampler.draw(self.capacity, self.idx)
         counts = gather_global(self.table, self.idx, self.out, shard_rows=self.shard_rows, rank=self.ctx.rank,
                                world=self.ctx.world, group=self.ctx.data_group)
         self.calls += 1

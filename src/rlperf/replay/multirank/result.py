@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlperf.measure.stats import summarize
 from rlperf.replay.multirank import traffic
 from rlperf.replay.multirank.clock import exposed
-from rlperf.replay.run import bytes_moved, timing_entry
+from rlperf.replay.records import bytes_moved, timing_entry
 
 CLOCK = "wall+sync per rank after a barrier; max over ranks"
 

@@ -1,5 +1,7 @@
-"""Placements by name: specs (torch-free) and their implementations, loaded on demand."""
+"""Placements: named storage x sampler x transfer combinations (specs torch-free), loaded on demand."""
 
-from rlperf.replay.placements.specs import SPECS, MemoryNeed, PlacementSpec
+from rlperf.replay.placements.specs import (PLACEMENTS, SPECS, MemoryNeed, PlacementSpec, combination, lookup,
+                                            parse_combination, valid_combinations)
 
-__all__ = ["SPECS", "MemoryNeed", "PlacementSpec"]
+__all__ = ["PLACEMENTS", "SPECS", "MemoryNeed", "PlacementSpec", "combination", "lookup", "parse_combination",
+           "valid_combinations"]

@@ -1,7 +1,8 @@
-"""The placement contract: allocate, add rows, sample a batch to the learner's device, report bytes.
+"""The transfer contract: a placement owns a Storage and a Sampler, and moves batches to the learner.
 
-A placement is one short module behind this interface (the TorchRL storage/sampler idea); the
-benchmark front ends only ever talk to `Placement`.
+A placement is one storage x sampler x transfer combination (see `specs`); the class is the transfer
+(host staging + H2D, UVA, device-resident, cache). The benchmark front ends only ever talk to
+`Placement`: setup, sample, measure, bytes_per_sample, verify.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import torch
 from rlperf.measure.timing import time_cuda, time_wall
 from rlperf.replay.layout import RowLayout
 from rlperf.replay.metrics import END_TO_END, GPU_SAMPLE
-from rlperf.replay.placements.specs import PlacementSpec
+from rlperf.replay.sampler import make_sampler
+from rlperf.replay.storage import Storage
 from rlperf.replay.tables import row_ids
-
 
 # GPU sample is ~0.1 ms: each sample spans 10 back-to-back draws so host launch gaps stay out of it.
 GPU_INNER = 10
@@ -24,12 +25,12 @@ GPU_INNER = 10
 class Placement(ABC):
     """Where the replay lives and how a learner batch of `sample_rows` rows reaches `device`.
 
-    What a placement is and needs (name, metrics, alignment, memory) lives in its PlacementSpec;
-    one implementation class can serve several specs (gpu and gpu-padded differ only in alignment).
+    `prefill=True` writes every row of the storage with the checkable pattern in `setup` (benchmarks);
+    with `prefill=False` the storage starts empty and the caller writes through `storage.add`.
     """
 
-    def __init__(self, *, spec: PlacementSpec, layout: RowLayout, capacity: int, sample_rows: int,
-                 device: torch.device | None, threads: int, seed: int):
+    def __init__(self, *, spec, layout: RowLayout, capacity: int, sample_rows: int,
+                 device: torch.device | None, threads: int, seed: int, step_rows: int = 1, prefill: bool = True):
         self.spec = spec
         self.name = spec.name
         self.metrics = spec.metrics
@@ -39,6 +40,22 @@ class Placement(ABC):
         self.device = device  # learner device; None on a CPU-only machine
         self.threads = threads
         self.seed = seed
+        self.step_rows = step_rows
+        self.prefill = prefill
+
+    def make_storage(self, device: torch.device | None = None) -> Storage:
+        """This placement's storage (kind from the spec), pattern-filled through its write path if `prefill`."""
+        self.storage = Storage(self.layout, self.capacity, kind=self.spec.kind, device=device,
+                               step_rows=self.step_rows)
+        if self.prefill:
+            self.storage.prefill_pattern()
+        self.table = self.storage.table
+        return self.storage
+
+    def make_sampler(self, device: torch.device | None = None):
+        self.sampler = make_sampler(getattr(self.spec, "sampler", "torch"), seed=self.seed,
+                                    device=device or torch.device("cpu"))
+        return self.sampler
 
     @abstractmethod
     def setup(self) -> None:
@@ -46,10 +63,10 @@ class Placement(ABC):
 
     @abstractmethod
     def sample(self) -> torch.Tensor:
-        """One learner batch `(sample_rows, width)`; on the learner device when there is one."""
+        """One learner batch `(sample_rows, width)` words; on the learner device when there is one."""
 
     def last_indices(self) -> torch.Tensor:
-        """Indices drawn by the last `sample()` (for verification)."""
+        """Storage rows drawn by the last `sample()` (for verification)."""
         return self.idx
 
     def measure(self, metric: str, *, warmup: int, repeat: int) -> list[float]:
@@ -69,11 +86,16 @@ class Placement(ABC):
         """Bytes one learner batch moves: h2d, host_read, device_read (0 where not applicable)."""
 
     def verify(self) -> None:
-        """Check one real batch: every sampled row is the written row its index names."""
+        """Check one real batch of a pattern-filled table: every sampled row is the row its index names
+        (and, with next-obs elision, its next_obs is the successor row's obs)."""
         rows = self.sample()
         if self.device is not None and self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        got = row_ids(rows).cpu()
         want = self.last_indices().cpu()
-        if rows.shape != (self.sample_rows, self.layout.width) or not torch.equal(got, want):
+        ok = rows.shape == (self.sample_rows, self.layout.width) and torch.equal(row_ids(rows).cpu(), want)
+        if ok and getattr(self.layout, "elide_next", False):
+            f = next(f for f in self.layout.batch_fields() if f.name == "next_obs")
+            succ = rows.contiguous().view(torch.uint8)[:, f.offset: f.offset + 4].contiguous().view(torch.int32)
+            ok = torch.equal(succ[:, 0].cpu().long(), (want + self.step_rows) % self.capacity)
+        if not ok:
             raise AssertionError(f"{self.name}: gathered rows do not match their indices")

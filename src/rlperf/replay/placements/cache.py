@@ -2,7 +2,8 @@
 
 The pinned host table stays authoritative; the GPU holds a cache of M rows. Every learner iteration a
 contiguous block of M / K cache rows is refreshed from the host by copy-engine DMA on a copy stream
-(no CPU cores), while the learner samples uniformly from the cache on its own stream. Samples come
+(no CPU cores), while the learner samples uniformly from the cache on its own stream (the cache's slots, not the
+storage's sampleable rows: the newest-step rule does not apply to a cache). Samples come
 from a rotating subset rather than all C rows: a statistical difference to declare, not hide.
 It moves fewer PCIe bytes than direct host sampling only when K > M / S.
 """
@@ -12,14 +13,12 @@ from __future__ import annotations
 import torch
 
 from rlperf.replay.placements.base import Placement
-from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
 from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
-from rlperf.replay.tables import filled_table
 
 
 class GpuCacheReplay(Placement):
     def setup(self) -> None:
-        self.table = filled_table(self.capacity, self.layout.stored_width, pin_memory=True)
+        self.make_storage()  # host-pinned, authoritative
         self.m = min(self.capacity, CACHE_ROWS_MAX)
         self.block = max(1, self.m // REFRESH_PERIOD)
         self.cache = self.table[: self.m].to(self.device)
@@ -27,7 +26,7 @@ class GpuCacheReplay(Placement):
         self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
                                device=self.device)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
-        self.gen = torch.Generator(device=self.device).manual_seed(self.seed + DEVICE_SEED_OFFSET)
+        self.make_sampler(self.device)
         self.copy_stream = torch.cuda.Stream(self.device)
         self.learn_stream = torch.cuda.Stream(self.device)
         self.slot = 0  # next cache block to refresh
@@ -45,8 +44,7 @@ class GpuCacheReplay(Placement):
         """Gather from every cache block except the one being refreshed, while its DMA runs."""
         lo, hi, src = self._next_block()
         with torch.cuda.stream(self.learn_stream):
-            torch.randint(self.m - (hi - lo), (self.sample_rows,), generator=self.gen, device=self.device,
-                          out=self.idx)
+            self.sampler.draw(self.m - (hi - lo), self.idx)
             self.idx.add_(hi).remainder_(self.m)  # skip [lo, hi): uniform over the other slots
             torch.index_select(self.cache, 0, self.idx, out=self.out)
             self.batch_origin = self.cache_origin[self.idx]
@@ -65,4 +63,5 @@ class GpuCacheReplay(Placement):
 
     def bytes_per_sample(self) -> dict[str, int]:
         row = self.layout.stored_row_bytes
-        return {"h2d": self.block * row, "host_read": self.block * row, "device_read": self.sample_rows * row}
+        return {"h2d": self.block * row, "host_read": self.block * row,
+                "device_read": self.sample_rows * self.layout.batch_row_bytes}

@@ -1,5 +1,9 @@
 """CuPy-compiled (NVRTC) CUDA kernels shared by the placements that need more than torch offers.
 
+Rows are copied as raw 16- or 8-byte vectors, so one kernel serves every non-elided layout (fp32,
+bf16, one-byte flags): only the row size in vectors changes. The fused sampler's draw is the
+arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
+
 Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
 """
 
@@ -55,25 +59,29 @@ extern "C" __global__ void gather_int4(const u64 table, const u64 idx, const u64
 // Fused sampler: counter-based indices (splitmix64 of seed, tick, row) and the row copy in one pass.
 template <typename V, int U>
 __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long long* __restrict__ idx,
-                                            V* __restrict__ out, int rows, int vecs, u64 capacity,
-                                            u64 seed, u64 tick) {
+                                            V* __restrict__ out, int rows, int vecs, u64 first, u64 count,
+                                            u64 capacity, u64 seed, u64 tick) {
     const int lane = threadIdx.x & 31;
     const int warps = blockDim.x >> 5;
     for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
-        const long long row = (long long)(splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % capacity);
+        // uniform over the `count` sampleable rows starting at `first`, wrapping at capacity
+        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
+        const long long row = (long long)((first + draw) % capacity);
         if (lane == 0) idx[r] = row;
         copy_row<V, U>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
     }
 }
 
 extern "C" __global__ void sample_int4(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
-                                       u64 capacity, u64 seed, u64 tick) {
-    sample_rows<int4, 8>((const int4*)table, (long long*)idx, (int4*)out, rows, vecs, capacity, seed, tick);
+                                       u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
+    sample_rows<int4, 8>((const int4*)table, (long long*)idx, (int4*)out, rows, vecs, first, count, capacity,
+                         seed, tick);
 }
 
 extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
-                                         u64 capacity, u64 seed, u64 tick) {
-    sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, capacity, seed, tick);
+                                         u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
+    sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, first, count,
+                            capacity, seed, tick);
 }
 """
 THREADS = 256  # 8 warps a block, one warp per row

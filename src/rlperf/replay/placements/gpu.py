@@ -1,39 +1,72 @@
-"""GPU-resident replay: the ring lives in HBM; device randint + index_select(out=) on a side stream.
+"""Transfer `none`: the storage is on the learner's device; sample and gather there.
 
-The `gpu-padded` spec stores rows padded to a 16-byte multiple (930 -> 932 floats), which lets PyTorch's
-vectorised gather path run (limits-and-practices.md 2.1); consumers see width-W views only.
+With the `torch` sampler: device randint + the storage's gather (`index_select(out=)` for whole rows;
+two gathers and a terminal-table patch for next-obs-elided rows). With the `fused` sampler: one
+kernel draws counter-based indices (splitmix64 of seed, tick, row) and copies each row with the
+widest vector its alignment allows (16-byte int4 for padded rows, 8-byte float2 for 930-float rows):
+no generator state, no index round trip through HBM. Padded layouts store rows at a 16-byte multiple,
+which is what lets PyTorch's vectorised gather path run (limits-and-practices.md 2.1).
+
+Without CUDA the same code runs on the CPU (tests); timing it needs a GPU.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from rlperf.replay.placements.base import Placement
-from rlperf.replay.tables import filled_table
-
-DEVICE_SEED_OFFSET = 100_000  # the reference's per-rank device generator seed is (seed + 100,000) + rank*1009
+from rlperf.replay.sampler import DEVICE_SEED_OFFSET  # noqa: F401  (re-exported for the rank placements)
 
 
 class GpuReplay(Placement):
     def setup(self) -> None:
-        self.table = filled_table(self.capacity, self.layout.stored_width, device=self.device)
-        self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
-                               device=self.device)
-        self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
-        self.gen = torch.Generator(device=self.device).manual_seed(self.seed + DEVICE_SEED_OFFSET)
-        self.stream = torch.cuda.Stream(self.device)
-        torch.cuda.synchronize(self.device)
+        dev = self.device or torch.device("cpu")
+        self.make_storage(dev)
+        self.make_sampler(dev)
+        self.out = self.storage.new_batch(self.sample_rows, device=dev)
+        self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
+        self.stream = torch.cuda.Stream(self.device) if self.device is not None else None
+        if self.sampler.in_kernel and self.device is not None:
+            self._setup_kernel()
+        if self.device is not None:
+            torch.cuda.synchronize(self.device)
+
+    def _setup_kernel(self) -> None:
+        row_bytes = self.layout.stored_row_bytes
+        self.vec_bytes = 16 if row_bytes % 16 == 0 else 8
+        if row_bytes % self.vec_bytes:
+            raise NotImplementedError(f"fused sampler needs 8-byte aligned rows, got {row_bytes} B")
+        self.kernel = "sample_int4" if self.vec_bytes == 16 else "sample_float2"
+        if self.prefill:
+            self.gpu_sample()  # compile outside any timing
 
     def gpu_sample(self) -> None:
-        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, device=self.device, out=self.idx)
-        torch.index_select(self.table, 0, self.idx, out=self.out)
+        if self.sampler.in_kernel and self.device is not None:
+            self._fused_sample()
+            return
+        self.sampler.sample(self.storage, self.idx)
+        self.storage.gather(self.idx, self.out)
+
+    def _fused_sample(self) -> None:
+        from rlperf.replay.placements.cupy_kernels import launch
+
+        first, count = self.storage.sampleable()
+        launch(self.kernel, self.stream, self.sample_rows,
+               np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
+               np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes),
+               np.uint64(first), np.uint64(count), np.uint64(self.capacity),
+               np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
 
     def sample(self) -> torch.Tensor:
+        if self.stream is None:
+            self.gpu_sample()
+            return self.out[:, : self.layout.width]
         with torch.cuda.stream(self.stream):
             self.gpu_sample()
         self.stream.synchronize()
         return self.out[:, : self.layout.width]
 
     def bytes_per_sample(self) -> dict[str, int]:
-        batch = self.sample_rows * self.layout.stored_row_bytes
+        batch = self.sample_rows * self.layout.batch_row_bytes
         return {"h2d": 0, "host_read": 0, "device_read": batch}

@@ -1,8 +1,8 @@
 """Host-authoritative replay: CPU random gather into staging, then H2D on a copy stream.
 
-`host` stages into pinned memory (DMA straight from the staging buffer); `host-pageable` stages into
-pageable memory (the driver bounces it through its own pinned buffers, synchronously);
-`host-pipelined` gathers chunk k+1 while chunk k is already on its way to the GPU.
+`h2d` stages into pinned memory (DMA straight from the staging buffer); `h2d-pageable` stages into
+pageable memory (the driver bounces it through its own pinned buffers, synchronously); `pipelined`
+gathers chunk k+1 while chunk k is already on its way to the GPU.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import torch
 from rlperf.measure.timing import time_cuda, time_wall
 from rlperf.replay.metrics import CPU_SAMPLE, H2D
 from rlperf.replay.placements.base import Placement
-from rlperf.replay.tables import filled_table
 
 
 class HostReplay(Placement):
@@ -21,12 +20,12 @@ class HostReplay(Placement):
     def setup(self) -> None:
         torch.set_num_threads(self.threads)
         cuda = self.device is not None and self.device.type == "cuda"
-        self.table = filled_table(self.capacity, self.layout.stored_width)
-        self.staging = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
+        self.make_storage()
+        self.make_sampler()
+        self.staging = torch.empty((self.sample_rows, self.layout.batch_width), dtype=torch.float32,
                                    pin_memory=self.pinned and cuda)
         self.staging.fill_(0)  # fault the staging pages in now, not inside the first timed call
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64)
-        self.gen = torch.Generator().manual_seed(self.seed)
         if cuda:
             self.target = torch.empty_like(self.staging, device=self.device)
             self.stream = torch.cuda.Stream(self.device)
@@ -35,9 +34,12 @@ class HostReplay(Placement):
     def _non_blocking(self) -> bool:
         return self.pinned
 
+    def gather(self, idx: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return self.storage.gather(idx, out)
+
     def cpu_sample(self) -> torch.Tensor:
-        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, out=self.idx)
-        return torch.index_select(self.table, 0, self.idx, out=self.staging)
+        self.sampler.sample(self.storage, self.idx)
+        return self.gather(self.idx, self.staging)
 
     def h2d(self) -> None:
         with torch.cuda.stream(self.stream):
@@ -60,7 +62,7 @@ class HostReplay(Placement):
         return super().measure(metric, warmup=warmup, repeat=repeat)
 
     def bytes_per_sample(self) -> dict[str, int]:
-        batch = self.sample_rows * self.layout.stored_row_bytes
+        batch = self.sample_rows * self.layout.batch_row_bytes
         return {"h2d": batch, "host_read": batch, "device_read": 0}
 
 
@@ -76,11 +78,11 @@ class HostPipelinedReplay(HostReplay):
     def sample(self) -> torch.Tensor:
         if self.device is None or self.device.type != "cuda":
             return super().sample()
-        torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, out=self.idx)
+        self.sampler.sample(self.storage, self.idx)
         bounds = torch.linspace(0, self.sample_rows, self.chunks + 1).long().tolist()
         with torch.cuda.stream(self.stream):
             for lo, hi in zip(bounds[:-1], bounds[1:]):
-                torch.index_select(self.table, 0, self.idx[lo:hi], out=self.staging[lo:hi])
+                self.gather(self.idx[lo:hi], self.staging[lo:hi])
                 self.target[lo:hi].copy_(self.staging[lo:hi], non_blocking=True)
         self.stream.synchronize()
         return self.target[:, : self.layout.width]

@@ -1,7 +1,8 @@
-"""Zero-copy (UVA) gather: a GPU kernel reads the sampled rows straight out of a pinned host table.
+"""Transfer `uva`: a GPU kernel reads the sampled rows straight out of a pinned host storage (zero-copy).
 
 Only the selected rows cross PCIe, no CPU core gathers, and the batch lands in device memory
-(limits-and-practices.md 2.5). Rows are padded to 16 bytes so every thread moves one int4.
+(limits-and-practices.md 2.5). Rows are padded to 16 bytes so every thread moves one int4, whatever
+the layout's dtypes (fp32 or bf16 rows).
 """
 
 from __future__ import annotations
@@ -11,23 +12,21 @@ import torch
 
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.placements.cupy_kernels import launch
-from rlperf.replay.placements.gpu import DEVICE_SEED_OFFSET
-from rlperf.replay.tables import filled_table
 
 
 class UvaReplay(Placement):
     def setup(self) -> None:
-        self.table = filled_table(self.capacity, self.layout.stored_width, pin_memory=True)
-        self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32,
-                               device=self.device)
+        self.make_storage()  # host-pinned
+        self.make_sampler(self.device)
+        self.out = self.storage.new_batch(self.sample_rows, device=self.device)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
-        self.gen = torch.Generator(device=self.device).manual_seed(self.seed + DEVICE_SEED_OFFSET)
         self.stream = torch.cuda.Stream(self.device)
-        self.sample()  # compile outside any timing
+        if self.prefill:
+            self.sample()  # compile outside any timing
 
     def sample(self) -> torch.Tensor:
         with torch.cuda.stream(self.stream):
-            torch.randint(self.capacity, (self.sample_rows,), generator=self.gen, device=self.device, out=self.idx)
+            self.sampler.sample(self.storage, self.idx)
         launch("gather_int4", self.stream, self.sample_rows,
                np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
@@ -35,5 +34,5 @@ class UvaReplay(Placement):
         return self.out[:, : self.layout.width]
 
     def bytes_per_sample(self) -> dict[str, int]:
-        batch = self.sample_rows * self.layout.stored_row_bytes
+        batch = self.sample_rows * self.layout.batch_row_bytes
         return {"h2d": batch, "host_read": batch, "device_read": 0}

@@ -1,0 +1,189 @@
+"""Storage layouts: which fields a stored row holds, each field's dtype, byte offsets and padding.
+
+A layout is pure arithmetic (no torch), so guards, charts and the CLI read bytes from it directly.
+Two rows matter per layout:
+- the *stored* row, what one table row holds (next_obs / next_critic dropped when `elide_next`);
+- the *batch* row, what a learner batch carries per sampled transition (every field, same dtypes).
+Elision saves storage, not bytes moved per batch.
+
+Fields keep the reference order (obs, next_obs, actions, reward, done, truncated, critic,
+next_critic); each starts at a multiple of its element size, and a row is a whole number of
+4-byte words (tables are stored as float32 words, so every gather moves the same bytes as fp32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlperf.errors import choice_error
+from rlperf.replay.layout import FIELD_ORDER, RowLayout
+
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "uint8": 1}
+WORD_BYTES = 4
+NEXT_FIELDS = ("next_obs", "next_critic")
+VECTOR_OF = {"obs": "obs", "next_obs": "obs", "critic": "critic", "next_critic": "critic"}
+MIB = 2**20
+TERMINAL_FRACTION = 32  # elided layouts: terminal-table slots = capacity // 32 (live terminal rows at once)
+SLOT_INDEX_BYTES = 4  # int32 terminal slot per stored row
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    width: int  # elements
+    dtype: str
+    offset: int  # bytes from the row start
+
+    @property
+    def nbytes(self) -> int:
+        return self.width * DTYPE_BYTES[self.dtype]
+
+    @property
+    def stop(self) -> int:
+        return self.offset + self.nbytes
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class StorageLayout:
+    """Row format of one storage: dtype per field kind, next-obs elision and row alignment.
+
+    `vectors` is the dtype of obs and critic obs (and their next_ forms), `actions` of the actions,
+    `flags` of done and truncated; reward is always float32 (bf16 would round it to 8 bits).
+    """
+
+    name: str
+    dims: RowLayout
+    vectors: str = "float32"
+    actions: str = "float32"
+    flags: str = "float32"
+    elide_next: bool = False
+    align_bytes: int = 0  # pad both rows to a multiple of this (16: vector loads); 0 = whole words only
+
+    def __post_init__(self):
+        for kind in ("vectors", "actions", "flags"):
+            if getattr(self, kind) not in DTYPE_BYTES:
+                raise choice_error(f"{kind} dtype", getattr(self, kind), DTYPE_BYTES)
+        if self.align_bytes % WORD_BYTES:
+            raise ValueError(f"align_bytes must be a multiple of {WORD_BYTES}, got {self.align_bytes}")
+        if self.elide_next and self.dims.critic_dim == 0:
+            pass  # fine: only next_obs is elided
+
+    def dtype_of(self, name: str) -> str:
+        if name in VECTOR_OF:
+            return self.vectors
+        if name == "actions":
+            return self.actions
+        if name in ("done", "truncated"):
+            return self.flags
+        return "float32"
+
+    def _fields(self, names) -> tuple[Field, ...]:
+        widths = self.dims.widths()
+        out, offset = [], 0
+        for name in names:
+            if widths[name] == 0:
+                continue
+            dtype = self.dtype_of(name)
+            offset = _round_up(offset, DTYPE_BYTES[dtype])
+            out.append(Field(name, widths[name], dtype, offset))
+            offset = out[-1].stop
+        return tuple(out)
+
+    def batch_fields(self) -> tuple[Field, ...]:
+        """Every field, as a learner batch carries it."""
+        return self._fields(FIELD_ORDER)
+
+    def stored_fields(self) -> tuple[Field, ...]:
+        return self._fields(n for n in FIELD_ORDER if not (self.elide_next and n in NEXT_FIELDS))
+
+    def terminal_fields(self) -> tuple[Field, ...]:
+        """A terminal-table row: the final obs (and critic obs) of a row whose episode ended."""
+        return self._fields(NEXT_FIELDS) if self.elide_next else ()
+
+    def _row_bytes(self, fields) -> int:
+        used = fields[-1].stop if fields else 0
+        return _round_up(used, max(self.align_bytes, WORD_BYTES))
+
+    # RowLayout-compatible names (placements size buffers in float32 words).
+    @property
+    def stored_row_bytes(self) -> int:
+        return self._row_bytes(self.stored_fields())
+
+    @property
+    def batch_row_bytes(self) -> int:
+        return self._row_bytes(self.batch_fields())
+
+    @property
+    def terminal_row_bytes(self) -> int:
+        return self._row_bytes(self.terminal_fields()) if self.elide_next else 0
+
+    @property
+    def stored_width(self) -> int:
+        return self.stored_row_bytes // WORD_BYTES
+
+    @property
+    def batch_width(self) -> int:
+        return self.batch_row_bytes // WORD_BYTES
+
+    @property
+    def width(self) -> int:
+        """Words of a batch row a consumer sees (padding words excluded)."""
+        return _round_up(self.batch_fields()[-1].stop, WORD_BYTES) // WORD_BYTES
+
+    @property
+    def row_bytes(self) -> int:
+        return self.width * WORD_BYTES
+
+    def terminal_rows(self, capacity: int) -> int:
+        return max(1, capacity // TERMINAL_FRACTION) if self.elide_next else 0
+
+    def table_bytes(self, capacity: int) -> int:
+        """Everything a storage of `capacity` rows allocates: rows, terminal table, slot index."""
+        extra = 0
+        if self.elide_next:
+            slots = self.terminal_rows(capacity)
+            extra = slots * (self.terminal_row_bytes + 8) + capacity * SLOT_INDEX_BYTES
+        return capacity * self.stored_row_bytes + extra
+
+    def summary(self, sample_rows: int) -> dict:
+        """Bytes per row and per learner iteration (JSON-ready)."""
+        batch = sample_rows * self.batch_row_bytes
+        return {"layout": self.name, "vectors": self.vectors, "actions": self.actions, "flags": self.flags,
+                "elide_next": self.elide_next, "align_bytes": self.align_bytes,
+                "stored_row_bytes": self.stored_row_bytes, "batch_row_bytes": self.batch_row_bytes,
+                "terminal_row_bytes": self.terminal_row_bytes, "sample_rows": sample_rows,
+                "batch_bytes_per_iteration": batch, "batch_mib_per_iteration": batch / MIB}
+
+
+# name -> (vectors, actions, flags, elide_next, align_bytes)
+LAYOUTS: dict[str, tuple[str, str, str, bool, int]] = {
+    "fp32": ("float32", "float32", "float32", False, 0),  # the reference's packed row
+    "fp32-padded": ("float32", "float32", "float32", False, 16),
+    "fp32-elided": ("float32", "float32", "float32", True, 16),
+    "bf16": ("bfloat16", "float32", "float32", False, 16),
+    "bf16-flags": ("bfloat16", "float32", "uint8", False, 16),
+    "bf16-actions": ("bfloat16", "bfloat16", "float32", False, 16),
+    "bf16-slim": ("bfloat16", "bfloat16", "uint8", False, 16),
+    "compact": ("bfloat16", "bfloat16", "uint8", True, 16),  # elided + bf16-slim: the 2^26-row table
+}
+
+
+def storage_layout(name: str, dims: RowLayout) -> StorageLayout:
+    """The registered layout `name` for rows of `dims`."""
+    if name not in LAYOUTS:
+        raise choice_error("layout", name, LAYOUTS)
+    vectors, actions, flags, elide, align = LAYOUTS[name]
+    return StorageLayout(name, dims, vectors, actions, flags, elide, align)
+
+
+def layout_table(dims: RowLayout, sample_rows: int) -> list[dict]:
+    """Every registered layout's bytes for this workload: the source of the per-iteration targets."""
+    return [storage_layout(name, dims).summary(sample_rows) for name in LAYOUTS]
+
+
+__all__ = ["DTYPE_BYTES", "Field", "LAYOUTS", "StorageLayout", "TERMINAL_FRACTION", "layout_table",
+           "storage_layout"]
