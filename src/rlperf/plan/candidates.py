@@ -15,16 +15,17 @@ from rlperf.replay.peers import PEER_SPECS
 from rlperf.replay.placements.specs import SPECS
 
 # How a batch reaches the learner, per placement: the key of the time model in `plan.model`.
-#   none: already on the device (HBM gather); h2d: CPU gather into staging, then one H2D copy;
-#   h2d-pipelined: the same in chunks, gather overlapping the copy; uva: a GPU kernel reads the pinned
-#   host table; cache: HBM gather from a cache refreshed by DMA; exchange: sharded rows over NVLink.
+#   none: already on the device (HBM gather); h2d: CPU gather into pinned staging, then one H2D copy;
+#   h2d-pageable: the same from pageable staging; h2d-pipelined: the same in chunks, the gather
+#   overlapping the copy; uva: a GPU kernel reads the pinned host table; cache: HBM gather from a
+#   cache refreshed by DMA; exchange: sharded rows over NVLink.
 TRANSFER_OF = {
-    "host": "h2d", "host-pageable": "h2d", "host-pipelined": "h2d-pipelined", "uva": "uva",
+    "host": "h2d", "host-pageable": "h2d-pageable", "host-pipelined": "h2d-pipelined", "uva": "uva",
     "gpu": "none", "gpu-padded": "none", "gpu-fused": "none", "gpu-fused-padded": "none", "gpu-cache": "cache",
     "torchrl-host": "h2d", "torchrl-host-td": "h2d", "torchrl-device": "none", "torchrl-device-td": "none",
     "shared-host": "h2d", "gpu-replica": "none", "rank-local": "none", "sharded-global": "exchange",
 }
-TRANSFERS = ("none", "h2d", "h2d-pipelined", "uva", "cache", "exchange")
+TRANSFERS = ("none", "h2d", "h2d-pageable", "h2d-pipelined", "uva", "cache", "exchange")
 
 
 @dataclass(frozen=True)
