@@ -4,7 +4,8 @@ The machine's ceilings (host copy, pinned H2D, HBM copy, free host and device me
 last `rlperf replay` results JSON (results/replay/<machine>/results.json) or are measured now
 (--measure). Each feasible placement gets a modelled time per learner iteration (a floor at those
 ceilings, docs/limits.md 1.4) and its memory, with the run's measured figure beside it; infeasible ones
-are listed with the bytes needed and available.
+are listed with the bytes needed and available. Exit 0 when some placement is feasible, 1 when none
+is, 2 on bad input (the message names the valid choices).
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ def add_parser(sub, name: str, help_text: str) -> None:
                      help="use <results-dir>/<machine>/results.json (default: this machine's name)")
     src.add_argument("--measure", action="store_true", help="measure this machine's ceilings now (imports torch)")
     p.add_argument("--results-dir", default=DEFAULT_RESULTS_DIR)
+    p.add_argument("--host-free-gib", type=float, default=None,
+                   help="host memory free for the replay (default: the run's RAM available at its start)")
+    p.add_argument("--device-free-gib", type=float, default=None,
+                   help="device memory free per GPU (default: from the run, or measured with --measure)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
@@ -72,6 +77,24 @@ def _ceilings(args):
     return c.from_results(doc, str(path)), doc
 
 
+def _with_memory(ceil, doc, args):
+    """The ceilings with the free memory the user stated, if any (GiB, > 0); the note about the run's own
+    figure for that memory is replaced by one naming the flag."""
+    import dataclasses
+
+    changes, notes = {}, list(ceil.notes)
+    for flag, field, note_prefix, value in (
+            ("--host-free-gib", "host_free_bytes", "host free", args.host_free_gib),
+            ("--device-free-gib", "device_free_bytes", "free device", args.device_free_gib)):
+        if value is None:
+            continue
+        if value <= 0:
+            raise UsageError(f"{flag}: {value:g} must be a positive number of GiB")
+        changes[field] = int(value * GIB)
+        notes = [n for n in notes if not n.startswith(note_prefix)] + [f"{flag} {value:g} given"]
+    return (dataclasses.replace(ceil, notes=tuple(notes), **changes) if changes else ceil), doc
+
+
 def run(args) -> int:
     from rlperf.plan import plan
     from rlperf.plan.model import LAYOUTS
@@ -81,7 +104,7 @@ def run(args) -> int:
         raise choice_error("layout", args.layout, LAYOUTS)
     capacity, gpus = _capacity(args), _one_positive(args.gpus, "--gpus")
     wl = compose(args.task, args.sim, gpus=gpus)
-    ceil, doc = _ceilings(args)
+    ceil, doc = _with_memory(*_ceilings(args), args)
     rows = plan(obs=wl.obs_dim, act=wl.action_dim, critic=wl.critic_dim, sample_rows=wl.sample_rows_per_rank,
                 capacity=capacity, gpus=gpus, layout=args.layout, ceil=ceil, results=doc)
     context = {"task": wl.task, "sim": wl.sim, "capacity_rows": capacity, "gpus": gpus, "layout": args.layout,
@@ -126,7 +149,11 @@ def format_lines(ctx: dict, rows) -> list[str]:
         notes.update({f"{r.name}: {n}": None for n in r.notes})
     bad = [r for r in rows if not r.feasible]
     if bad:
-        lines += ["", "infeasible:", *(f"- {r.name}: {r.reason}" for r in bad)]
+        lines += ["", "infeasible:"]
+        for r in bad:
+            seen = (f" (yet the run measured this point: {r.measured.median_ms:.3f} ms {r.measured.metric}; "
+                    f"it had more memory free than stated above)") if r.measured else ""
+            lines.append(f"- {r.name}: {r.reason}{seen}")
     if notes:
         lines += ["", *(f"note: {n}" for n in notes)]
     lines += ["", "model ms is a floor at the ceilings above (bytes / rate per docs/limits.md 1.4), not a forecast;"

@@ -16,16 +16,17 @@ from rlperf.replay.placements.specs import SPECS
 
 # How a batch reaches the learner, per placement: the key of the time model in `plan.model`.
 #   none: already on the device (HBM gather); h2d: CPU gather into pinned staging, then one H2D copy;
-#   h2d-pageable: the same from pageable staging; h2d-pipelined: the same in chunks, the gather
+#   h2d-pageable: the same from pageable staging; h2d-repin: the gathered batch is copied once more
+#   into pinned memory before the H2D (TorchRL's pin_memory); h2d-pipelined: in chunks, the gather
 #   overlapping the copy; uva: a GPU kernel reads the pinned host table; cache: HBM gather from a
 #   cache refreshed by DMA; exchange: sharded rows over NVLink.
 TRANSFER_OF = {
     "host": "h2d", "host-pageable": "h2d-pageable", "host-pipelined": "h2d-pipelined", "uva": "uva",
     "gpu": "none", "gpu-padded": "none", "gpu-fused": "none", "gpu-fused-padded": "none", "gpu-cache": "cache",
-    "torchrl-host": "h2d", "torchrl-host-td": "h2d", "torchrl-device": "none", "torchrl-device-td": "none",
+    "torchrl-host": "h2d-repin", "torchrl-host-td": "h2d-repin", "torchrl-device": "none", "torchrl-device-td": "none",
     "shared-host": "h2d", "gpu-replica": "none", "rank-local": "none", "sharded-global": "exchange",
 }
-TRANSFERS = ("none", "h2d", "h2d-pageable", "h2d-pipelined", "uva", "cache", "exchange")
+TRANSFERS = ("none", "h2d", "h2d-pageable", "h2d-repin", "h2d-pipelined", "uva", "cache", "exchange")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def from_results(doc: dict, source: str) -> MachineCeilings:
         raise UsageError(f"{source}: the run recorded no ceilings (it was made with --no-ceilings); "
                          f"run `rlperf replay` again without it, or use `rlperf plan --measure`")
     gpus = int(machine.get("gpu_count") or 0)
-    notes = []
+    notes = ["host free = RAM available when the run started"]
     if gpus:
         notes.append(f"free device memory not recorded by the run: using the GPU's total "
                      f"{machine.get('gpu_memory_bytes', 0) / 2**30:.1f} GiB")

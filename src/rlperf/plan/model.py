@@ -54,7 +54,7 @@ def row_bytes(cand: Candidate, obs: int, act: int, critic: int, layout: str) -> 
 
 def iteration_bytes(cand: Candidate, row: int, s: int, world: int, capacity: int) -> dict[str, float]:
     """Bytes one rank moves per learner iteration, in the keys the placements report."""
-    if cand.transfer in ("h2d", "h2d-pageable", "h2d-pipelined", "uva"):
+    if cand.transfer in ("h2d", "h2d-pageable", "h2d-repin", "h2d-pipelined", "uva"):
         return rank_traffic("shared-host", row, s, world)
     if cand.transfer == "none":
         return rank_traffic("gpu-replica", row, s, world)
@@ -86,12 +86,15 @@ def model_ms(cand: Candidate, b: dict[str, float], world: int, ceil: MachineCeil
         return gather + _ms(b["interconnect_in"], NVLINK_Bps), "HBM gather + NVLink", (
             f"NVLink at {NVLINK_Bps / 1e9:.0f} GB/s is assumed, not measured",)
     gather = _ms(world * 2 * b["host_read"], ceil.host_copy_Bps)  # ranks share the host's memory bandwidth
-    if t in ("h2d", "h2d-pageable") and not ceil.cuda:
+    if t in ("h2d", "h2d-pageable", "h2d-repin") and not ceil.cuda:
         return gather, "host gather", ("no CUDA device: the batch stays on the host",)
     if t in ("h2d", "h2d-pageable"):
         notes = ("pageable H2D modelled at the pinned rate (no pageable ceiling is measured): a lower bound",
                  ) if t == "h2d-pageable" else ()
         return gather + _ms(b["h2d"], need(ceil.h2d_Bps, "H2D")), "host gather + H2D", notes
+    if t == "h2d-repin":
+        repin = _ms(world * 2 * b["h2d"], ceil.host_copy_Bps)
+        return gather + repin + _ms(b["h2d"], need(ceil.h2d_Bps, "H2D")), "host gather + pin copy + H2D", ()
     if t == "h2d-pipelined":
         longest = max(gather, _ms(b["h2d"], need(ceil.h2d_Bps, "H2D")))
         return longest * (1 + 1 / PIPELINE_CHUNKS), "max(gather, H2D) + one chunk", ()

@@ -66,7 +66,8 @@ def plan(*, obs: int, act: int, critic: int, sample_rows: int, capacity: int, gp
             est = estimate(cand, obs=obs, act=act, critic=critic, sample_rows=sample_rows, capacity=capacity,
                            world=gpus, layout=layout, ceil=ceil)
         except Infeasible as exc:
-            bad.append(PlanRow(cand.name, cand.transfer, cand.summary, None, reason=str(exc)))
+            measured, _ = last_measured(results, cand.name, gpus, capacity, None)
+            bad.append(PlanRow(cand.name, cand.transfer, cand.summary, None, reason=str(exc), measured=measured))
             continue
         measured, note = last_measured(results, cand.name, gpus, capacity, est.row_bytes)
         ok.append(PlanRow(cand.name, cand.transfer, cand.summary, est, measured=measured, measured_note=note,
