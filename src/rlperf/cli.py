@@ -15,6 +15,7 @@ COMMANDS = {
     "env": "Measure fused Numba update_state kernels against their numpy references.",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
+    "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
 }
 
 

@@ -1,0 +1,113 @@
+"""TorchRL peer placements: torch-free specs, and integrity of what TorchRL's buffer hands back.
+
+The integrity tests need the optional extra (`pip install rlperf[torchrl]`) and skip with that reason
+without it; the device-storage variants carry the `gpu` marker.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from rlperf.replay.layout import RowLayout
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
+from rlperf.replay.peers import PEER_SPECS
+from rlperf.replay.placements import SPECS
+
+HAVE_TORCHRL = all(importlib.util.find_spec(m) is not None for m in ("torchrl", "tensordict"))
+needs_torchrl = pytest.mark.skipif(not HAVE_TORCHRL, reason="torchrl/tensordict not installed "
+                                   "(optional extra: pip install 'rlperf[torchrl]')")
+SMALL = RowLayout(obs_dim=6, action_dim=3, critic_dim=5)  # 32 floats: fast, every field present
+HOST_PEERS = ("torchrl-host", "torchrl-host-td")
+DEVICE_PEERS = ("torchrl-device", "torchrl-device-td")
+
+
+def test_peer_specs_are_placement_specs_with_their_own_names():
+    assert set(PEER_SPECS) == {*HOST_PEERS, *DEVICE_PEERS}
+    assert not set(PEER_SPECS) & set(SPECS)
+    for name in HOST_PEERS:
+        assert PEER_SPECS[name].metrics == (CPU_SAMPLE, END_TO_END) and not PEER_SPECS[name].needs_cuda
+    for name in DEVICE_PEERS:
+        assert PEER_SPECS[name].metrics == (GPU_SAMPLE,) and PEER_SPECS[name].needs_cuda
+
+
+def test_peer_memory_counts_storage_and_the_batch_torchrl_allocates():
+    mt = RowLayout(160, 29, 289)
+    host = PEER_SPECS["torchrl-host"].memory_need(mt, 2**20, 32_768)
+    assert host.host_bytes == 2**20 * 3_720 + 32_768 * 3_720 + 32_768 * 8
+    assert host.device_bytes == 32_768 * 3_720
+    dev = PEER_SPECS["torchrl-device"].memory_need(mt, 2**20, 32_768)
+    assert dev.device_bytes == 2**20 * 3_720 + 32_768 * 3_720 + 32_768 * 8
+
+
+def test_missing_extra_is_a_reason_not_a_crash(monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    reason = PEER_SPECS["torchrl-host"].unavailable_reason()
+    assert "torchrl" in reason and "tensordict" in reason
+
+
+def _peer(name: str, *, capacity: int = 3_000, sample_rows: int = 400, device=None):
+    spec = PEER_SPECS[name]
+    peer = spec.load()(spec=spec, layout=SMALL, capacity=capacity, sample_rows=sample_rows, device=device,
+                       threads=1, seed=7)
+    peer.setup()
+    return peer
+
+
+@needs_torchrl
+@pytest.mark.parametrize("name", HOST_PEERS)
+def test_host_peer_rows_are_the_written_rows_before_and_after_wraparound(name):
+    import torch
+
+    peer = _peer(name)
+    peer.verify()  # full table: slot i holds write id i
+    peer.add(torch.empty((1_000, SMALL.width)), pattern=True)  # wraps: slots 0..999 now hold ids 3000..3999
+    peer.verify()
+    assert peer.written == 4_000
+    assert peer.expected_ids(torch.tensor([0, 999, 1_000, 2_999])).tolist() == [3_000, 3_999, 1_000, 2_999]
+    assert peer.cpu_sample() is not None and peer.last_indices().shape == (400,)
+
+
+@needs_torchrl
+@pytest.mark.parametrize("name", HOST_PEERS)
+def test_host_peer_verify_catches_rows_that_are_not_the_written_ones(name):
+    import torch
+
+    peer = _peer(name, capacity=500, sample_rows=400)
+    peer.add(torch.zeros((500, SMALL.width)))  # counted as written, but without the pattern
+    with pytest.raises(AssertionError, match="differ"):
+        peer.verify()
+
+
+@needs_torchrl
+def test_host_peer_is_timed_by_the_shared_runner_like_any_placement(monkeypatch):
+    """Registered in the case table (as the lead's one line will do), the peer runs through run_case:
+    guard, setup, row-by-row verification, then timing entries with bytes and samples."""
+    from rlperf.replay import cases
+    from rlperf.replay.run import run_case
+
+    monkeypatch.setitem(cases.ALL_SPECS, "torchrl-host", PEER_SPECS["torchrl-host"])
+    case = cases.ReplayCase("g1_walk_flat", "mujoco", "torchrl-host", 2**15)
+    res = cases.Resources(cuda_devices=0, host_available_bytes=8 * 2**30, device_free_bytes=0)
+    outcome = run_case(case, res, warmup=1, repeat=2, threads=1, seed=3)
+    assert outcome.result is not None and outcome.result["verified"]
+    entry = outcome.result["timings"][CPU_SAMPLE]
+    assert len(entry["samples_ms"]) == 2 and entry["bytes_moved"] == 2 * 32_768 * 1_720
+    assert [s["metric"] for s in outcome.skipped] == [END_TO_END]
+
+
+@needs_torchrl
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", (*HOST_PEERS, *DEVICE_PEERS))
+def test_peer_on_cuda_hands_the_written_rows_to_the_learner_device(name):
+    import torch
+
+    peer = _peer(name, device=torch.device("cuda", 0))
+    peer.verify()
+    peer.add(torch.empty((1_000, SMALL.width), device=peer.storage_device), pattern=True)
+    peer.verify()
+    data = peer.sample()
+    assert peer._to_rows(data).device.type == "cuda"
+    for metric in peer.metrics:
+        assert len(peer.measure(metric, warmup=1, repeat=2)) == 2
