@@ -60,7 +60,8 @@ class MujocoBatch:
         key = self.model.key(KEYFRAME)
         self.key_qpos = np.array(key.qpos, dtype=np.float64)
         self.key_ctrl = np.array(key.ctrl, dtype=np.float64)
-        self.reset_rows(np.arange(num_envs), np.tile(self.key_qpos, (num_envs, 1)), np.zeros((num_envs, self.nv)))
+        self.write_rows(np.arange(num_envs), np.tile(self.key_qpos, (num_envs, 1)), np.zeros((num_envs, self.nv)))
+        self.forward()
 
     # ---- views -------------------------------------------------------------------------------
     @property
@@ -122,12 +123,11 @@ class MujocoBatch:
             future.result()
 
     # ---- state writes ------------------------------------------------------------------------
-    def reset_rows(self, rows: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Write qpos/qvel of `rows` (time 0, the rest of the state zeroed), then recompute their sensors."""
+    def write_rows(self, rows: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Write qpos/qvel of `rows` (time 0, the rest of the state zeroed); `forward` makes sensors match."""
         self.state[rows] = 0.0
         self.state[rows, self.qpos_start:self.qvel_start] = qpos
         self.state[rows, self.qvel_start:self.qvel_start + self.nv] = qvel
-        self.forward(rows)
 
     def forward(self, rows: np.ndarray | None = None) -> None:
         """mj_forward for `rows` (all envs when None): sensordata matches the state written."""
@@ -137,10 +137,10 @@ class MujocoBatch:
     def measure_steppers(self, ctrl: np.ndarray, repeats: int = 3) -> dict:
         """Interleaved timing of both steppers from the same state; the state is restored after each run.
 
-        Returns ms per control step (min over repeats) per stepper, the pick, and the pick's cost per env.
+        Returns ms per control step (min over repeats) per stepper and the fastest; the stepper in use is kept.
         """
         saved_state, saved_sensors = self.state.copy(), self.sensordata.copy()
-        chosen = self.stepper
+        in_use = self.stepper
         samples = {name: [] for name in STEPPERS}
         for _ in range(repeats):
             for name in STEPPERS:
@@ -150,9 +150,10 @@ class MujocoBatch:
                 samples[name].append((time.perf_counter() - t0) * 1e3)
                 self.state[:], self.sensordata[:] = saved_state, saved_sensors
         self.substeps_run -= repeats * len(STEPPERS) * self.substeps
+        self.stepper = in_use
         best = {name: min(s) for name, s in samples.items()}
-        self.stepper = min(best, key=best.get) if chosen == "auto" else chosen
-        return {"ms_per_control_step": best, "samples_ms": samples, "repeats": repeats}
+        return {"ms_per_control_step": best, "fastest": min(best, key=best.get), "samples_ms": samples,
+                "repeats": repeats, "num_envs": self.num_envs, "threads": self.threads}
 
     def cost_record(self, ms_per_step: float) -> dict:
         per_env_ms = ms_per_step / self.num_envs
