@@ -80,15 +80,14 @@ class Collector:
         self.recording = None
         sim = MujocoBatch(self.num_envs, ctrl_dt=self.cfg.ctrl_dt, threads=self.threads.physics_threads,
                           stepper="rollout" if stepper == "auto" else stepper)
-        ctrl = np.tile(sim.key_ctrl, (self.num_envs, 1))
-        choice = sim.measure_steppers(ctrl, repeats=3)
         if stepper == "auto":
+            choice = sim.measure_steppers(np.tile(sim.key_ctrl, (self.num_envs, 1)), repeats=3)
             sim.stepper = choice["fastest"]
-            why = "fastest of rollout and the MjData pool, measured at construction on this machine"
+            self.meta["stepper"] = {"used": sim.stepper, **choice,
+                                    "why": "fastest of rollout and the MjData pool, measured at construction",
+                                    **sim.cost_record(choice["ms_per_control_step"][sim.stepper])}
         else:
-            why = "requested"
-        self.meta["stepper"] = {"used": sim.stepper, "why": why, **choice,
-                                **sim.cost_record(choice["ms_per_control_step"][sim.stepper])}
+            self.meta["stepper"] = {"used": sim.stepper, "why": "requested (not measured)"}
         return sim
 
     def _record(self, overrides):
@@ -198,7 +197,7 @@ class Collector:
         self._final_obs[rows] = next_obs[rows]
         self._final_critic[rows] = next_critic[rows]
         self.sim.write_rows(rows, *self._task.reset(rows, self.rng))
-        noise = self._task.draw_noise(self.rng, self.num_envs if self.reset_path == "full" else rows.size)
+        noise = self._task.draw_noise(self.rng, rows.size)  # same draws on both paths: same reset obs
         if self.reset_path == "rows":
             self.sim.forward(rows)
             snap = self.reader.read(self.sim.qpos[rows], self.sim.qvel[rows], self.sim.sensordata[rows])
@@ -208,6 +207,7 @@ class Collector:
         else:
             self.sim.forward()
             snap = self.reader.read(self.sim.qpos, self.sim.qvel, self.sim.sensordata)
+            noise = _scatter(noise, rows, self.num_envs)
             if self._scratch is None:
                 inputs = self._task.make_inputs(snap, None, noise)
                 self._scratch = KernelRunner(self.task, inputs, self.kernel, self.threads.numba_threads)
@@ -250,3 +250,13 @@ class Collector:
 
     def close(self) -> None:
         self.sim.close()
+
+
+def _scatter(noise, rows: np.ndarray, n: int):
+    """Noise drawn for `rows` placed into full-batch arrays (zeros elsewhere; those rows are sliced away)."""
+    def one(values: np.ndarray) -> np.ndarray:
+        full = np.zeros((n,) + values.shape[1:], values.dtype)
+        full[rows] = values
+        return full
+
+    return tuple(one(v) for v in noise) if isinstance(noise, tuple) else one(noise)
