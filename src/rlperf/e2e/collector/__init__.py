@@ -49,11 +49,17 @@ class Collector:
         self.num_envs, self.seed, self.threads = num_envs, seed, threads
         self.obs_dim, self.critic_dim, self.action_dim = workload.obs_dim, workload.critic_dim, workload.action_dim
         self.replay_writer = replay_writer
+        self._overrides = tuple(overrides)
+        self._given_policy = policy  # the recording run (recorded physics, prefill) acts with it too
         self.rng = np.random.default_rng(seed)
         self.meta: dict = {"task": self.task, "sim": workload.sim, "physics": physics, "kernel": kernel,
                            "reset_path": reset_path, "num_envs": num_envs, "seed": seed, "numba": numba_info}
         self.sim = self._make_physics(physics, stepper, recording, overrides)
         self.meta["substeps"] = self.sim.substeps
+        self.meta["control"] = ("position targets: ctrl = action * action_scale + keyframe ctrl, held for the "
+                                "substeps; the model's position servos (kp per joint class, joint damping) "
+                                "apply the PD law, kp/kd are not randomised per env in these configs")
+        self.meta["action_scale"] = self.cfg.action_scale
         self.meta["timestep"] = float(self.sim.model.opt.timestep)
         self._task = self._make_task()
         self.meta.update(self._task.meta())
@@ -75,6 +81,7 @@ class Collector:
                 recording = self._record(overrides)
             self.recording = recording
             self.meta["recording"] = recording.meta
+            self.meta["stepper"] = {"used": "recorded", "why": "physics='recorded' replays states, steps none"}
             like = MujocoBatch(1, ctrl_dt=self.cfg.ctrl_dt, threads=1)
             return RecordedBatch(recording, self.num_envs, like)
         self.recording = None
@@ -95,7 +102,8 @@ class Collector:
 
         recorder = Collector(self.workload, num_envs=min(self.num_envs, RECORD_ENVS), physics="mujoco",
                              kernel=self.kernel, threads=self.threads, seed=self.seed,
-                             replay_writer=TransitionLog(), policy=None, overrides=overrides)
+                             replay_writer=TransitionLog(), policy=self._given_policy, overrides=overrides,
+                             stepper="rollout")  # both steppers give identical states (tested)
         try:
             return record(recorder)
         finally:
@@ -216,7 +224,7 @@ class Collector:
             out = self._scratch()
             next_obs[rows], next_critic[rows] = out.actor_obs[rows], out.critic_obs[rows]
         if self.kernel == "fused":
-            self.threads.apply()  # the walk runner hands torch the cores Numba does not use
+            self.threads.restore_torch()  # the walk runner hands torch the cores Numba does not use
 
     # ---- learner-facing --------------------------------------------------------------------------------
     def set_policy_weights(self, state_dict) -> float:
@@ -232,7 +240,7 @@ class Collector:
         import torch
 
         if self.recording is None:
-            self.recording = self._record(())
+            self.recording = self._record(self._overrides)
         rec = self.recording.transitions
         steps, envs = next(iter(rec.values())).shape[:2]
         t0 = time.perf_counter()

@@ -51,5 +51,12 @@ class ThreadBudget:
         return {**asdict(self), "cores": available_cores(), "numba_in_effect": numba.get_num_threads(),
                 "torch_in_effect": torch.get_num_threads(), "oversubscribed": self.oversubscribed}
 
+    def restore_torch(self) -> None:
+        """Put torch's pool back to its share if something (the walk runner re-splits cores) changed it."""
+        import torch
+
+        if torch.get_num_threads() != self.torch_threads:
+            torch.set_num_threads(self.torch_threads)
+
     def as_dict(self) -> dict:
         return asdict(self)

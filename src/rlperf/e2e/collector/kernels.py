@@ -23,8 +23,12 @@ class KernelRunner:
         self.workload = registry.get(task)
         self.inputs = inputs
         self.kernel = kernel
-        self._run = (self.workload.fused_runner(inputs, numba_threads) if kernel == "fused"
-                     else (lambda: self.workload.reference(inputs)))
+        if kernel == "fused":
+            from rlperf.envs.threads import max_numba_threads
+
+            self._run = self.workload.fused_runner(inputs, min(numba_threads, max_numba_threads()))
+        else:
+            self._run = lambda: self.workload.reference(inputs)
 
     def __call__(self) -> EnvOutputs:
         return self._run()
