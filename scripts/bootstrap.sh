@@ -36,9 +36,14 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
   fi
 fi
 
-"$PY" -m pip install -q -e '.[test]'
+"$PY" -m pip install -q -e '.[test,e2e]'
 "$PY" - <<'PY'
 import torch, numba, numpy
+try:
+    import mujoco
+    physics = f"mujoco {mujoco.__version__}"
+except ImportError:
+    physics = "mujoco missing (e2e collector tests skip)"
 print(f"bootstrap: torch {torch.__version__} (cuda={torch.cuda.is_available()}), "
-      f"numba {numba.__version__}, numpy {numpy.__version__}")
+      f"numba {numba.__version__}, numpy {numpy.__version__}, {physics}")
 PY
