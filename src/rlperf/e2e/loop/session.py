@@ -3,6 +3,7 @@ schedule and prefetch mode in turn; then the collector's kernel A/B. Shared by t
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -36,11 +37,20 @@ class E2EPlan:
     profile: str | None = None
 
     def workload(self, num_envs: int) -> Workload:
-        return compose(self.task, self.sim, [*self.overrides, f"algo.num_envs={num_envs}"])
+        return _workload(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
 
     def learner(self, num_envs: int) -> LearnerConfig:
-        return learner_config(self.task, self.sim, [*self.overrides, f"algo.num_envs={num_envs}"],
-                              workload=self.workload(num_envs))
+        return _learner(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
+
+
+@functools.lru_cache(maxsize=32)
+def _workload(task: str, sim: str, overrides: tuple[str, ...]) -> Workload:
+    return compose(task, sim, list(overrides))  # a Hydra compose costs ~0.5 s: once per point of a plan
+
+
+@functools.lru_cache(maxsize=32)
+def _learner(task: str, sim: str, overrides: tuple[str, ...]) -> LearnerConfig:
+    return learner_config(task, sim, list(overrides), workload=_workload(task, sim, overrides))
 
 
 def learner_device():
