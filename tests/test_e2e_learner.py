@@ -14,6 +14,15 @@ TINY = ["algo.actor_hidden_dim=32", "algo.critic_hidden_dim=48", "algo.num_atoms
         "algo.use_compile=false", "training.use_amp=false"]
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tiny networks: one intra-op thread (two spin against each other on a loaded 2-core box)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def synthetic_batch(cfg, rows: int, seed: int = 0) -> Batch:
     g = torch.Generator().manual_seed(seed)
     obs = torch.randn(rows, cfg.obs_dim, generator=g)

@@ -66,14 +66,25 @@ def _resources(device) -> tuple[int, int]:
 
 
 def run_plan(plan: E2EPlan, *, progress=None) -> dict:
-    """Every point of the plan (skips with reasons), the collector A/B, the learner facts."""
+    """Every point of the plan (skips with reasons), the collector A/B, the learner facts;
+    torch's intra-op pool is `plan.threads` for the run and restored after it."""
+    import torch
+
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(plan.threads)
+    try:
+        return _run_plan(plan, progress)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _run_plan(plan: E2EPlan, progress) -> dict:
     import torch
 
     from rlperf.e2e.learner.sac import SacLearner
 
     device = learner_device()
     collector_cls = collectors.load_collector_class()
-    torch.set_num_threads(plan.threads)
     points, skipped, ab, learners = [], [], [], {}
     for num_envs in plan.num_envs:
         workload, cfg = plan.workload(num_envs), plan.learner(num_envs)
