@@ -136,3 +136,33 @@ class E2ECollectorStep:
         return {"samples": self._cached[(task, kernel)], "number": 1}
 
     track_step_ms.unit = "ms"
+
+
+class E2ELearner:
+    """The learner alone on a resident batch: eager against torch.compile against CUDA graphs."""
+
+    param_names = ["task", "mode"]
+    params = [list(TASKS), ["eager", "compile", "cuda-graphs"]]
+    timeout = 1800  # torch.compile of both losses takes minutes on a cold cache
+    number = 1
+    repeat = 1
+    rounds = 1
+    _cached: dict = {}
+
+    def setup(self, task, mode):
+        from rlperf.measure.guards import nvidia_smi_free_bytes
+
+        if not nvidia_smi_free_bytes():
+            raise NotImplementedError("the learner benchmark needs a CUDA device; none visible (nvidia-smi)")
+        if (task, mode) not in self._cached:
+            import torch
+
+            from rlperf.e2e.learner.timing import learner_iteration_ms
+
+            self._cached[(task, mode)] = learner_iteration_ms(task, SIM, mode, device=torch.device("cuda", 0),
+                                                              warmup=5, repeat=20)
+
+    def track_iteration_ms(self, task, mode):
+        return {"samples": self._cached[(task, mode)], "number": 1}
+
+    track_iteration_ms.unit = "ms"

@@ -7,8 +7,8 @@ import torch
 
 from rlperf.e2e.learner.config import learner_config
 from rlperf.e2e.learner.sac import SacLearner, project_distribution
+from rlperf.e2e.learner.synthetic import synthetic_batch
 from rlperf.errors import UsageError
-from rlperf.replay.storage import Batch
 
 TINY = ["algo.actor_hidden_dim=32", "algo.critic_hidden_dim=48", "algo.num_atoms=21", "algo.batch_size=64",
         "algo.use_compile=false", "training.use_amp=false"]
@@ -21,17 +21,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def synthetic_batch(cfg, rows: int, seed: int = 0) -> Batch:
-    g = torch.Generator().manual_seed(seed)
-    obs = torch.randn(rows, cfg.obs_dim, generator=g)
-    critic = torch.randn(rows, cfg.critic_dim, generator=g)
-    actions = torch.rand(rows, cfg.action_dim, generator=g) * 2 - 1
-    rewards = obs[:, 0].tanh()  # a learnable function of the state
-    dones = (torch.rand(rows, generator=g) < 0.05).float()
-    truncated = dones * (torch.rand(rows, generator=g) < 0.5).float()
-    return Batch(obs, obs.roll(1, 0), actions, rewards, dones, truncated, critic, critic.roll(1, 0))
 
 
 def test_config_follows_each_task():
@@ -115,3 +104,25 @@ def test_bf16_autocast_runs_on_cpu():
     assert all(torch.isfinite(v).all() for v in out.values())
     action = learner.cpu_actor().act(torch.zeros(3, cfg.obs_dim))
     assert action.shape == (3, cfg.action_dim) and action.abs().max() <= 1.0
+
+
+def test_learner_timing_returns_one_sample_per_iteration():
+    from rlperf.e2e.learner.timing import learner_iteration_ms
+
+    samples = learner_iteration_ms("g1_walk_flat", "mujoco", "eager", device="cpu", warmup=0, repeat=2,
+                                   overrides=tuple(TINY))
+    assert len(samples) == 2 and all(s > 0 for s in samples)
+    with pytest.raises(UsageError, match="valid: eager, compile, cuda-graphs"):
+        learner_iteration_ms("g1_walk_flat", "mujoco", "jit", device="cpu", warmup=0, repeat=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["eager", "compile", "cuda-graphs"])
+def test_learner_modes_run_on_the_gpu(mode):
+    import torch
+
+    from rlperf.e2e.learner.timing import learner_iteration_ms
+
+    samples = learner_iteration_ms("g1_walk_flat", "mujoco", mode, device=torch.device("cuda", 0), warmup=3,
+                                   repeat=2, overrides=("algo.actor_hidden_dim=64", "algo.critic_hidden_dim=64"))
+    assert len(samples) == 2 and all(s > 0 for s in samples)

@@ -56,3 +56,9 @@ def test_collector_point_runs_with_a_collector(monkeypatch, fake_collector):
     b = bench.E2ECollectorStep()
     b.setup("g1_walk_flat", "numpy")
     assert len(b.track_step_ms("g1_walk_flat", "numpy")["samples"]) == bench.COLLECTOR_STEPS
+
+
+def test_learner_point_skips_without_cuda(monkeypatch):
+    monkeypatch.setattr("rlperf.measure.guards.nvidia_smi_free_bytes", lambda: [])
+    with pytest.raises(NotImplementedError, match="needs a CUDA device"):
+        bench.E2ELearner().setup("g1_motion_tracking", "eager")

@@ -34,8 +34,8 @@ class Actor(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         h = self.trunk(obs)
-        mu = self.mu(h)
-        log_std = torch.tanh(self.log_std(h))
+        mu = self.mu(h).float()  # the heads' math in float32, also under bf16 autocast
+        log_std = torch.tanh(self.log_std(h).float())
         log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1.0)
         std = log_std.exp()
         pre = mu + std * torch.randn_like(mu)
