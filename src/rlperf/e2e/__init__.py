@@ -1,1 +1,1 @@
-"""The end-to-end SAC iteration: a collector with real G1 physics beside the learner (issue 8)."""
+"""End-to-end single-GPU SAC iteration: a collector with real G1 physics, the learner, the loop between them, and its report."""

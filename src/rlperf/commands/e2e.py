@@ -1,0 +1,209 @@
+"""`rlperf e2e`: the single-GPU SAC iteration (collector, replay placement, prefetch, SAC learner).
+
+For every env count, placement, schedule and prefetch mode: iterations fed from the replay and the
+same iterations fed with a resident batch, alternating; then the collector step with each
+update_state kernel. Writes a versioned JSON with raw per-iteration samples (schema rlperf.e2e v1),
+report.md and charts next to it. Every input is checked before anything is measured or written.
+Exit codes: 0 measured, 1 no point could run (reasons in `skipped`), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from rlperf.commands.args import at_least, parse_positive_list
+from rlperf.errors import UsageError, choice_error
+
+SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
+DEFAULT_OUT = "out/e2e/results.json"
+DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "mujoco"
+
+
+def add_parser(sub, name: str, help_text: str) -> None:
+    from rlperf.e2e.loop.batches import single_gpu_placements
+    from rlperf.e2e.loop.collectors import KERNELS, PHYSICS
+    from rlperf.e2e.loop.prefetch import PREFETCH_MODES
+    from rlperf.e2e.loop.schedules import SCHEDULES
+
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--task", default=DEFAULT_TASK)
+    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--placements", default=",".join(single_gpu_placements()),
+                   help=f"comma list of: {', '.join(single_gpu_placements())}")
+    p.add_argument("--prefetch", default=",".join(PREFETCH_MODES), help=f"comma list of: {', '.join(PREFETCH_MODES)}")
+    p.add_argument("--schedule", default=SCHEDULES[0], help=f"comma list of: {', '.join(SCHEDULES)}")
+    p.add_argument("--num-envs", default=None, help="comma list of env counts (default: the task config's)")
+    p.add_argument("--iterations", type=int, default=20, help="measured iterations per point and batch source")
+    p.add_argument("--warmup-iterations", type=int, default=3)
+    p.add_argument("--physics", default=PHYSICS[0], help=f"one of: {', '.join(PHYSICS)}")
+    p.add_argument("--kernels", default=",".join(KERNELS),
+                   help=f"collector A/B kernels, comma list of: {', '.join(KERNELS)}")
+    p.add_argument("--ab-steps", type=int, default=8, help="collector steps per kernel in the A/B (0: skip it)")
+    p.add_argument("--threads", default="auto", help="collector and torch threads: 'auto' (all cores) or an integer")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out-json", default=DEFAULT_OUT)
+    p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--profile", metavar="TRACE.json", default=None,
+                   help="write a torch.profiler Chrome trace of one iteration (phases as NVTX/record_function)")
+    p.add_argument("--plot-only", metavar="PATH", default=None, help="rebuild charts and report.md from a saved JSON")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. algo.use_compile=false")
+
+
+def _choices(text: str, valid, what: str) -> tuple[str, ...]:
+    items = tuple(dict.fromkeys(t.strip() for t in str(text).split(",") if t.strip()))
+    if not items:
+        raise UsageError(f"--{what}: empty list; valid: {', '.join(valid)}")
+    for item in items:
+        if item not in valid:
+            raise choice_error(what.rstrip("s") if what != "prefetch" else "prefetch mode", item, valid)
+    return items
+
+
+def _writable(path: Path, flag: str) -> Path:
+    """Fail now, not after the measurement, if `path` cannot be written."""
+    if path.exists() and path.is_dir():
+        raise UsageError(f"{flag}: {path} is a directory; give a file path such as {path}/results.json")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"{flag}: cannot create {path} ({parent} is not a writable directory)")
+    return path
+
+
+def plan_from_args(args):
+    """Validated E2EPlan; raises UsageError before anything is measured."""
+    from rlperf.e2e.loop.batches import single_gpu_placements
+    from rlperf.e2e.loop.collectors import KERNELS, PHYSICS
+    from rlperf.e2e.loop.prefetch import PREFETCH_MODES
+    from rlperf.e2e.loop.schedules import SCHEDULES
+    from rlperf.e2e.loop.session import E2EPlan
+    from rlperf.workload import compose
+
+    base = compose(args.task, args.sim, args.overrides)
+    if args.physics not in PHYSICS:
+        raise choice_error("physics", args.physics, PHYSICS)
+    threads = os.cpu_count() or 1
+    if args.threads != "auto":
+        values = parse_positive_list(args.threads, "--threads")
+        if len(values) != 1:
+            raise UsageError("--threads takes one integer or 'auto'")
+        threads = values[0]
+    plan = E2EPlan(
+        task=args.task, sim=args.sim,
+        placements=_choices(args.placements, single_gpu_placements(), "placements"),
+        prefetch=_choices(args.prefetch, PREFETCH_MODES, "prefetch"),
+        schedules=_choices(args.schedule, SCHEDULES, "schedule"),
+        num_envs=tuple(parse_positive_list(args.num_envs, "--num-envs")) if args.num_envs else (base.num_envs,),
+        iterations=at_least("--iterations", args.iterations, 1),
+        warmup=at_least("--warmup-iterations", args.warmup_iterations, 0), physics=args.physics,
+        kernels=_choices(args.kernels, KERNELS, "kernels"), ab_steps=at_least("--ab-steps", args.ab_steps, 0),
+        threads=threads, seed=args.seed, overrides=tuple(args.overrides),
+        profile=str(_writable(Path(args.profile), "--profile")) if args.profile else None)
+    for n in plan.num_envs:
+        plan.learner(n)  # every override valid for every env count, learner values included
+    _writable(Path(args.out_json), "--out-json")
+    if args.plot_dir:
+        _writable(Path(args.plot_dir) / "report.md", "--plot-dir")
+    return plan
+
+
+def run(args) -> int:
+    if args.plot_only:
+        return _plot_only(args)
+    from rlperf.e2e.loop import collectors
+
+    plan = plan_from_args(args)
+    missing = collectors.collector_missing_reason()
+    if missing:
+        raise UsageError(f"cannot run the iteration: {missing}")
+    doc = measure(plan)
+    out = Path(args.out_json)
+    return _finish(doc, out, Path(args.plot_dir) if args.plot_dir else out.parent, args.no_plots)
+
+
+def measure(plan) -> dict:
+    from tqdm import tqdm
+
+    from rlperf.e2e.loop.matrix import ROUNDS
+    from rlperf.e2e.loop.session import run_plan
+    from rlperf.e2e.report import summarize
+    from rlperf.measure.machine import machine_identity, one_line
+
+    total = (len(plan.num_envs) * len(plan.placements) * len(plan.schedules) * len(plan.prefetch)
+             * plan.iterations)
+    with tqdm(total=total, desc="e2e iterations", unit="it", file=sys.stderr) as bar:
+        result = run_plan(plan, progress=bar)
+    ident = machine_identity()
+    doc = {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "rlperf " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["e2e"] else "rlperf e2e",
+        "machine": ident, "device_info": one_line(ident), "learner_device": result["device"],
+        "args": {"task": plan.task, "sim": plan.sim, "placements": list(plan.placements),
+                 "prefetch": list(plan.prefetch), "schedules": list(plan.schedules),
+                 "num_envs": list(plan.num_envs), "iterations": plan.iterations,
+                 "warmup_iterations": plan.warmup, "physics": plan.physics, "kernels": list(plan.kernels),
+                 "ab_steps": plan.ab_steps, "threads": plan.threads, "seed": plan.seed,
+                 "overrides": list(plan.overrides), "snapshot_rule": "indices of batch t+1 drawn when its "
+                 "prefetch starts (before the next collector chunk); uniform over the full capacity"},
+        "workload": {str(n): plan.workload(n).summary() for n in plan.num_envs},
+        "learner": result["learner"], "rounds": ROUNDS,
+        "learner_note": next(iter(result["learner"].values()))["symmetry"],
+        "points": result["points"], "skipped": result["skipped"], "collector_ab": result["collector_ab"],
+    }
+    return summarize(doc)
+
+
+def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
+    from rlperf.report.jsonio import write_json
+
+    doc["plots"] = [] if no_plots else [str(p) for p in _reports(doc, plot_dir, plots=True)]
+    if no_plots:
+        _reports(doc, plot_dir, plots=False)
+    doc["report_markdown"] = str(plot_dir / "report.md")
+    write_json(out_json, doc)
+    print(f"wrote {out_json} ({len(doc['points'])} points, {len(doc['skipped'])} skipped)")
+    for p in doc["plots"]:
+        print(f"wrote {p}")
+    if not doc["points"]:
+        print("no point could run; see 'skipped' in the JSON for the reasons", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
+    from rlperf.e2e.report import report_lines
+
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    path = plot_dir / "report.md"
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(report_lines(doc)) + "\n")
+    os.replace(tmp, path)
+    if not plots or not (doc["points"] or doc.get("collector_ab")):
+        return []
+    from rlperf.e2e.charts import write_charts
+
+    return write_charts(doc, plot_dir)
+
+
+def _plot_only(args) -> int:
+    from rlperf.e2e.report import summarize
+    from rlperf.report.jsonio import read_json
+
+    path = Path(args.plot_only)
+    doc = read_json(path, schema=SCHEMA, versions=(SCHEMA_VERSION,))
+    for key in ("points", "skipped", "args", "collector_ab"):
+        if key not in doc:
+            raise UsageError(f"{path}: malformed rlperf e2e result, missing key {key!r}")
+    plot_dir = Path(args.plot_dir) if args.plot_dir else path.parent
+    summarize(doc)
+    for p in _reports(doc, plot_dir, plots=not args.no_plots):
+        print(f"wrote {p}")
+    print(f"wrote {plot_dir / 'report.md'}")
+    return 0

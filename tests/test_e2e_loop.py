@@ -1,0 +1,143 @@
+"""The iteration on the CPU: every CPU-capable placement through its real write and sample paths,
+prefetch none / one_tick, schedules synchronous / async, with a fake collector and a tiny learner."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rlperf.e2e.learner.config import learner_config
+from rlperf.e2e.learner.sac import SacLearner
+from rlperf.e2e.loop.batches import ReplayPort, SwitchableWriter, replay_memory_verdict, single_gpu_placements
+from rlperf.e2e.loop.matrix import measure_point
+from rlperf.e2e.loop.prefetch import ReplayBatches
+from rlperf.e2e.loop.schedules import run_block
+from rlperf.e2e.report import iteration_parts, point_summary
+from rlperf.errors import UsageError
+from rlperf.workload import compose
+from test_e2e_loop_fake import FakeCollector
+
+OVERRIDES = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
+             "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]
+CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined")
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tiny networks: one intra-op thread (two spin against each other on a loaded 2-core box)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def parts():
+    wl = compose("g1_motion_tracking", "mujoco", OVERRIDES)
+    learner = SacLearner(learner_config("g1_motion_tracking", "mujoco", OVERRIDES, workload=wl), seed=0)
+    writer = SwitchableWriter()
+    collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
+    return wl, learner, writer, collector
+
+
+def _port(wl, placement="host"):
+    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=None, threads=1, seed=0)
+    port.setup()
+    return port
+
+
+@pytest.mark.parametrize("placement", CPU_PLACEMENTS)
+def test_collector_writes_reach_what_the_placement_samples(parts, placement):
+    wl, _, writer, collector = parts
+    port = _port(wl, placement)
+    writer.target = port.storage
+    for _ in range(wl.replay_buffer_n + 1):  # wraps once
+        collector.step()
+    assert port.storage.ptr == (wl.replay_buffer_n + 1) * wl.num_envs
+    batch = port.sample()
+    table = port.impl.table[:, : wl.layout.width]
+    idx = port.impl.last_indices()
+    assert batch.obs.shape == (wl.sample_rows_per_rank, wl.obs_dim)
+    assert torch.equal(batch.obs, table[idx, : wl.obs_dim])  # the sampled rows are the written rows
+    o = wl.obs_dim
+    assert torch.equal(table[: wl.num_envs, o: 2 * o], collector.obs)  # the last step wrapped to row 0
+    port.close()
+
+
+def test_one_tick_keeps_batch_t_intact_while_t_plus_1_is_gathered(parts):
+    wl, *_ = parts
+    port = _port(wl)
+    source = ReplayBatches(port, "one_tick")
+    source.start()
+    first = source.take()  # batch t; batch t+1 is now being gathered
+    snapshot = first.obs.clone()
+    source._pending.result()  # let the gather of t+1 finish while t is still "in use"
+    assert torch.equal(first.obs, snapshot)
+    second = source.take()
+    assert second.obs.data_ptr() != first.obs.data_ptr()
+    source.stop()
+    port.close()
+
+
+@pytest.mark.parametrize("schedule", ["synchronous", "async"])
+@pytest.mark.parametrize("prefetch", ["none", "one_tick"])
+def test_a_point_measures_replay_and_resident_iterations(parts, schedule, prefetch):
+    wl, learner, writer, collector = parts
+    port = _port(wl)
+    writer.target = port.storage
+    point = measure_point(port, collector, learner, schedule=schedule, prefetch=prefetch, iterations=3, warmup=0,
+                          device=None, env_steps_per_sync=wl.env_steps_per_sync)
+    port.close()
+    rep, res = point["samples"]["replay"], point["samples"]["resident"]
+    assert len(rep) == len(res) == 3
+    assert collector.steps >= 6  # 3 replay-fed + 3 resident-fed iterations, one chunk each
+    if schedule == "synchronous":
+        assert collector.weight_loads == 6
+    else:  # loaded before the next chunk; the last post of each block is never loaded
+        assert collector.weight_loads >= 2
+    for row in rep + res:
+        assert row["iteration_ms"] >= row["learner_ms"] > 0 and row["update_ms"] > 0
+        parts_ms = iteration_parts(row, schedule)
+        assert sum(parts_ms.values()) == pytest.approx(row["iteration_ms"])
+    summary = point_summary({**point, "num_envs": wl.num_envs, "env_steps_per_sync": 1, "updates_per_step": 4})
+    assert summary["env_steps_per_s"] > 0 and summary["learner_updates_per_s"] > 0
+    assert summary["exposed_replay_vs_resident_ms"] == pytest.approx(
+        summary["learner_ms"] - summary["resident_learner_ms"])
+
+
+def test_async_collector_errors_surface_in_the_learner(parts):
+    wl, learner, writer, collector = parts
+    port = _port(wl)
+    writer.target = None  # every collector write now fails
+    with pytest.raises(RuntimeError, match="collector thread failed"):
+        run_block("async", collector, learner, ReplayBatches(port, "none"), iterations=2, device=None,
+                  env_steps_per_sync=1)
+    port.close()
+
+
+def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
+    wl = compose("g1_motion_tracking", "mujoco")
+    for name in single_gpu_placements():
+        verdict = replay_memory_verdict(name, wl, wl.capacity_rows, cuda=False, host_available=2**40, device_free=0)
+        assert verdict.ok == (name in CPU_PLACEMENTS), (name, verdict.reason)
+    small = replay_memory_verdict("host", wl, wl.capacity_rows, cuda=False, host_available=2**30, device_free=0)
+    assert not small.ok and "needs" in small.reason and "available" in small.reason and " B)" in small.reason
+    with pytest.raises(UsageError, match="valid: host"):
+        ReplayPort("nope", wl, capacity=8, device=None, threads=1, seed=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("placement", ["host", "uva", "gpu", "gpu-fused", "gpu-cache"])
+def test_gpu_point_runs_every_single_gpu_placement(placement):
+    wl = compose("g1_motion_tracking", "mujoco", OVERRIDES)
+    device = torch.device("cuda", 0)
+    learner = SacLearner(learner_config("g1_motion_tracking", "mujoco", OVERRIDES, workload=wl), device, seed=0)
+    writer = SwitchableWriter()
+    collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
+    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=device, threads=2, seed=0)
+    port.setup()
+    writer.target = port.storage
+    point = measure_point(port, collector, learner, schedule="synchronous", prefetch="one_tick", iterations=2,
+                          warmup=1, device=device, env_steps_per_sync=1)
+    port.close()
+    assert all(r["batch_wait_ms"] >= 0 for r in point["samples"]["replay"])
