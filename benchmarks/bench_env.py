@@ -208,7 +208,8 @@ class EnvCompile(_EnvBench):
 
 
 class EnvParity(_EnvBench):
-    """Parity at noise level 0 and 1 thread (C6): absolute diffs, judged against PARITY_TOLERANCES."""
+    """Parity at noise level 0 and 1 thread (C6) on the coverage inputs: absolute diffs, judged against
+    PARITY_TOLERANCES (the derived data file rlperf/envs/tolerances.json, rtol 0 there)."""
 
     params = (_P["task"], _P["parity_envs"])
     param_names = ("task", "num_envs")
@@ -217,9 +218,9 @@ class EnvParity(_EnvBench):
         from rlperf.envs import parity, registry
 
         key = ("parity", task, num_envs)
-        if key not in self._inputs:
-            w, inputs = self._case(task, num_envs, 1, noise_level=0.0)
-            self._inputs[key] = parity.check(w, registry.default_profile(w), num_envs, 1, inputs=inputs)
+        if key not in self._inputs:  # coverage inputs (every term and termination branch), noise level 0
+            w = self._prepare(task).workload
+            self._inputs[key] = parity.check(w, registry.default_profile(w), num_envs, 1, seed=cases.SEED)
         self.result = self._inputs[key]
 
     def _value(self, name):

@@ -72,7 +72,7 @@ def _plan(args) -> dict:
 def _measure(args, plan: dict) -> dict:
     from tqdm import tqdm
 
-    from rlperf.envs import cases, harness
+    from rlperf.envs import cases, harness, parity
     from rlperf.measure.machine import machine_identity, one_line
 
     load_start = os.getloadavg()
@@ -88,7 +88,7 @@ def _measure(args, plan: dict) -> dict:
         key = (case.profile, case.num_envs)
         if key not in numpy_cache:  # numpy timing and inputs are per (profile, envs), shared by thread counts
             timed = w.make_inputs(case.num_envs, case.profile, seed=args.seed, noise_level=1.0)
-            parity_inputs = w.make_inputs(case.num_envs, case.profile, seed=args.seed, noise_level=0.0)
+            parity_inputs = parity.make_parity_inputs(w, case.num_envs, case.profile, seed=args.seed)
             samples = harness.time_reference(w, timed, iters=plan["iters"], warmup=plan["warmup"])
             numpy_cache = {key: (timed, parity_inputs, samples)}  # keep one point's arrays alive
         timed, parity_inputs, samples = numpy_cache[key]

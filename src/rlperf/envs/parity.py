@@ -1,12 +1,17 @@
 """Parity as numbers: max abs differences per output and termination mismatches, judged by Tolerances.
 
-Used alike by the tests, the CLI and asv. Parity always runs at noise level 0 (C6). Non-finite values
-match only themselves (NaN with NaN, +inf with +inf); a non-finite mismatch counts as an infinite diff.
+Used alike by the tests, the CLI and asv. Parity always runs at noise level 0 (C6), by default on each
+task's coverage inputs (`make_parity_inputs` in its inputs module: every term active for a known share
+of rows, every termination branch reached), with the tolerances of rlperf.envs.tolerances. Non-finite
+values match only themselves (NaN with NaN, +inf with +inf); a non-finite mismatch is an infinite diff.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -86,11 +91,56 @@ def compare(ref: EnvOutputs, got: EnvOutputs, tol: Tolerances) -> ParityResult:
         termination_mismatch=mismatch, log_diffs=log_diffs, extra_diffs=diffs, failures=failures)
 
 
+def make_parity_inputs(workload: EnvWorkload, num_envs: int, profile: str, *, seed: int = 0) -> Any:
+    """The task's noise-free coverage inputs (its inputs module's `make_parity_inputs`)."""
+    from rlperf.envs.registry import PACKAGES
+
+    module = importlib.import_module(f"{PACKAGES[workload.name]}.inputs")
+    return module.make_parity_inputs(num_envs, profile, seed=seed)
+
+
 def check(workload: EnvWorkload, profile: str, num_envs: int, threads: int, *, seed: int = 0,
-          inputs=None) -> ParityResult:
-    """Run oracle and kernel on the same noise-free inputs (made here unless given) and compare."""
+          inputs=None, tolerances: Tolerances | None = None) -> ParityResult:
+    """Run oracle and kernel on the same noise-free inputs (coverage inputs unless given) and compare."""
     if inputs is None:
-        inputs = workload.make_inputs(num_envs, profile, seed=seed, noise_level=0.0)
+        inputs = make_parity_inputs(workload, num_envs, profile, seed=seed)
     ref = workload.reference(inputs)
     got = workload.fused_runner(inputs, threads)()
-    return compare(ref, got, workload.tolerances)
+    return compare(ref, got, workload.tolerances if tolerances is None else tolerances)
+
+
+def term_names(workload: EnvWorkload) -> tuple[str, ...]:
+    """The kernel's term slots, in scale-vector order."""
+    return tuple(workload.terms)
+
+
+def scale_vector(inputs) -> np.ndarray:
+    """The dense float64 scale vector the kernel reads from `inputs` (walk-shaped or motion tracking)."""
+    if isinstance(getattr(inputs, "scales", None), np.ndarray):
+        return inputs.scales.copy()
+    return np.asarray(inputs.profile.scales, dtype=np.float64)
+
+
+def with_scales(inputs, scales: np.ndarray):
+    """A shallow copy of `inputs` whose kernel and oracle read `scales` (state arrays are shared)."""
+    scales = np.asarray(scales, dtype=np.float64)
+    if isinstance(getattr(inputs, "scales", None), np.ndarray):
+        return dataclasses.replace(inputs, scales=scales)
+    return dataclasses.replace(inputs, profile=dataclasses.replace(inputs.profile, scales=tuple(scales)))
+
+
+def term_alone(inputs, k: int):
+    """`inputs` with every scale but slot k set to 0 (slot k keeps its value; it must be non-zero)."""
+    scales = scale_vector(inputs)
+    if scales[k] == 0.0:
+        raise ValueError(f"slot {k} has scale 0 in profile {getattr(inputs, 'profile', '?')}; pick a profile "
+                         "where it is active")
+    alone = np.zeros_like(scales)
+    alone[k] = scales[k]
+    return with_scales(inputs, alone)
+
+
+def active_share(reward: np.ndarray) -> float:
+    """Fraction of envs whose reward is non-zero (with one scale alone: where that term contributes)."""
+    reward = np.asarray(reward)
+    return float(np.count_nonzero(reward != 0.0) / max(reward.size, 1))

@@ -165,3 +165,36 @@ def make_inputs(
         critic_obs=np.zeros((n, CRITIC_DIM), dtype=np.float32),
         logs=log_partials(NUM_TERMS, nchunks),
     )
+
+
+# Parity coverage (not timing): shares of rows pushed into branches the C5 inputs never reach.
+JOINT_LIMIT_EVERY = 5  # rows i % 5 == 2: two joints beyond the +-2.5 limits (joint_limit active)
+CONTACT_EVERY = 10  # rows i % 10 == 4: body 2 (left knee) below 0.05 (undesired_contacts active)
+ORI_TERM_EVERY = 50  # rows i % 50 == 7: robot anchor flipped (anchor-orientation termination only)
+EE_TERM_EVERY = 50  # rows i % 50 == 11: robot left ankle 0.7 above its reference (EE termination only)
+
+
+def make_parity_inputs(num_envs: int, profile: str | Profile, *, seed: int = 0) -> MotionTrackingInputs:
+    """Noise-free inputs that exercise every term and termination branch (C5 inputs stay as they are).
+
+    On top of `make_inputs(noise_level=0)` (whose first 2% trip the anchor-z termination): joint-limit
+    violations, undesired contacts, and rows that trip exactly one of the anchor-orientation and the
+    end-effector terminations. The contact termination is reached by a profile with
+    terminate_on_undesired_contacts set (the contact rows are there whatever the profile).
+    """
+    inputs = make_inputs(num_envs, profile, seed=seed, noise_level=0.0)
+    rows = np.arange(num_envs)
+    over = rows[rows % JOINT_LIMIT_EVERY == 2]
+    inputs.dof_pos[over, 3] = 2.7
+    inputs.dof_pos[over, 17] = -2.9
+    inputs.robot_body_pos[rows[rows % CONTACT_EVERY == 4], 2, 2] = 0.01
+    flipped = rows[rows % ORI_TERM_EVERY == 7]
+    # gz(q) = 2(x^2 + y^2) - 1 is -1 for (1, 0, 0, 0) and +1 for (0, 1, 0, 0): pick the one opposite the
+    # motion anchor's sign, so |gz(a) - gz(r)| >= 1 > every threshold below 2; z heights stay as they were
+    a_q = inputs.motion_body_quat[flipped, ANCHOR]
+    upright = (2.0 * (a_q[:, 1] ** 2 + a_q[:, 2] ** 2) - 1.0) >= 0.0
+    inputs.robot_body_quat[flipped, ANCHOR] = np.where(upright[:, None], np.float32([1, 0, 0, 0]),
+                                                       np.float32([0, 1, 0, 0]))
+    lifted = rows[rows % EE_TERM_EVERY == 11]
+    inputs.robot_body_pos[lifted, 3, 2] = inputs.motion_body_pos[lifted, 3, 2] + 0.7
+    return inputs

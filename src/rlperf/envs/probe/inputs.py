@@ -61,3 +61,10 @@ def make_inputs(num_envs: int, profile: str = "default", *, seed: int = 0,
 
 
 poison_rows = walk.poison_rows
+
+
+def make_parity_inputs(num_envs: int, profile: str = "default", *, seed: int = 0) -> ProbeInputs:
+    """Noise-free probe inputs reaching every term and termination branch (close feet, tilt); see walk."""
+    inputs = make_inputs(num_envs, profile, seed=seed, noise_level=0.0)
+    walk.cover_all_branches(inputs, np.random.default_rng([seed, 1]))
+    return inputs

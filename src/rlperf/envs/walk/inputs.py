@@ -188,3 +188,36 @@ def poison_rows(inputs, rows) -> None:
         inputs.dof_pos[row, k % ACT_DIM] = value
         if k % 2:
             inputs.base_z[row] = bad[(k + 1) % 3]
+
+
+# Parity coverage (not timing): shares of rows pushed into branches the C5 inputs never reach.
+CLOSE_FEET_EVERY = 4  # rows i % 4 == 1: feet xy distance < 0.15, so penalty_close_feet_xy is active
+TILT_EVERY = 25  # rows i % 25 == 3: 70 deg tilt, the tilt termination of every profile
+MID_HEIGHT_EVERY = 25  # rows i % 25 == 7: base z 0.45, below ppo_default's 0.55 minimum only
+
+
+def make_parity_inputs(num_envs: int, profile: str, *, seed: int = 0) -> WalkInputs:
+    """Noise-free inputs that exercise every term and termination branch (C5 inputs stay as they are).
+
+    On top of `make_inputs(noise_level=0)`: a quarter of the rows get close feet (xy distance
+    0.02-0.14), 4% a 70 degree tilt and 4% a base height between the profiles' minimum heights.
+    """
+    inputs = make_inputs(num_envs, profile, seed=seed, noise_level=0.0)
+    cover_all_branches(inputs, np.random.default_rng([seed, 1]))
+    return inputs
+
+
+def cover_all_branches(inputs: WalkInputs, rng: np.random.Generator) -> None:
+    """Edit walk-shaped state in place (shared with the probe): close feet, tilt, mid base height."""
+    rows = np.arange(inputs.num_envs)
+    close = rows[rows % CLOSE_FEET_EVERY == 1]
+    half = rng.uniform(0.01, 0.07, (close.size, 2))  # feet at -half and +half: d = 2 |half|
+    half *= (0.07 / np.maximum(np.hypot(half[:, 0], half[:, 1]), 0.07))[:, None]  # d in (0.028, 0.14]
+    inputs.feet_pos[close, 0, :2] = -half
+    inputs.feet_pos[close, 1, :2] = half
+    tilted = rows[rows % TILT_EVERY == 3]
+    tilt = math.radians(70.0)
+    inputs.gravity[tilted, 0] = math.sin(tilt)
+    inputs.gravity[tilted, 1] = 0.0
+    inputs.gravity[tilted, 2] = math.cos(tilt)
+    inputs.base_z[rows[rows % MID_HEIGHT_EVERY == 7]] = 0.45
