@@ -129,3 +129,19 @@ def test_the_per_placement_chart_sorts_batches_to_the_gpu_and_marks_floors(tmp_p
     assert rows[0]["batch_bytes"] == 32768 * 1872 and rows[1]["floor_ms"] is None
     assert placement_chart(doc, tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
     assert placement_chart(_doc_with([]), tmp_path / "none.png") is None
+
+
+def test_the_reference_chart_keeps_its_four_quantities_whatever_else_was_measured(tmp_path, monkeypatch):
+    from rlperf.report import replay_charts
+
+    host = _result("host", "cpu_sample_wall", 1.0, None)
+    host["timings"].update({m: {"mean_ms": 1.0, "median_ms": 1.0} for m in ("cpu_sample_h2d_wall",
+                                                                           "cpu_sample_then_h2d_wall")})
+    doc = _doc_with([host]
+                    + [_result(n, "gpu_sample_wall", 0.1, None) for n in ("gpu", "gpu-bf16", "gpu-fused")]
+                    + [_result("uva", "cpu_sample_then_h2d_wall", 2.0, None)])
+    labels = []
+    monkeypatch.setattr(replay_charts, "_save", lambda fig, path: labels.extend(t.get_text() for t in
+                                                                               fig.legends[0].get_texts()))
+    replay_charts.component_breakdown(doc, tmp_path / "c.png")
+    assert labels == ["CPU sample", "H2D", "CPU sample+H2D", "GPU sample"]

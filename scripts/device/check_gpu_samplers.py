@@ -4,8 +4,9 @@ from rlperf.replay.cases import ReplayCase, Resources
 from rlperf.replay.run import run_case
 
 res = Resources.probe()
-for placement in ("gpu", "gpu-padded", "gpu-fused", "gpu-fused-padded", "uva"):
-    for cap in (2**20, 2**24):
+for placement in ("gpu", "gpu-padded", "gpu-fused", "gpu-fused-padded", "uva", "gpu-bf16", "gpu-fused-bf16",
+                  "uva-bf16", "gpu-compact"):
+    for cap in (2**20, 2**24, 2**26):
         out = run_case(ReplayCase("g1_motion_tracking", "motrix", placement, cap), res, warmup=5, repeat=30,
                        threads=16, seed=1)
         if not out.result:

@@ -69,8 +69,6 @@ class StorageLayout:
                 raise choice_error(f"{kind} dtype", getattr(self, kind), DTYPE_BYTES)
         if self.align_bytes % WORD_BYTES:
             raise ValueError(f"align_bytes must be a multiple of {WORD_BYTES}, got {self.align_bytes}")
-        if self.elide_next and self.dims.critic_dim == 0:
-            pass  # fine: only next_obs is elided
 
     def dtype_of(self, name: str) -> str:
         if name in VECTOR_OF:

@@ -20,8 +20,10 @@ class PeakMemory:
             torch.cuda.reset_peak_memory_stats(device)
 
     def read(self) -> dict[str, int]:
-        out = {"host_rss_bytes": int(psutil.Process().memory_info().rss),
-               "host_peak_rss_bytes": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024}
+        rss = int(psutil.Process().memory_info().rss)
+        # the kernel's high-water mark is synced lazily and can trail the current RSS by a few pages
+        peak = max(rss, int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024)
+        out = {"host_rss_bytes": rss, "host_peak_rss_bytes": peak}
         out["device_peak_bytes"] = int(torch.cuda.max_memory_allocated(self.device)) if self.device is not None else 0
         return out
 

@@ -57,7 +57,7 @@ def placement_chart(doc: dict, path: Path) -> Path | None:
     if floors:
         ax.scatter([f for _, f in floors], [i for i, _ in floors], marker="|", s=260, color="black", zorder=3,
                    label="physical floor (bytes / ceiling measured in this run)")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=8)  # the shortest bars are at the top
     for i, r in enumerate(rows):
         ax.text(r["median_ms"], i, f" {r['median_ms']:.3f} ms", va="center", fontsize=7)
     ax.set_xscale("log")

@@ -14,6 +14,13 @@ and loads an implementation only for points that run.
 builds any other valid one from configuration (`storage=device-bf16,sampler=fused`), and
 `valid_combinations(...)` lists the valid ones only. The CLI, asv and pytest-benchmark (and the e2e
 iteration) resolve names through `lookup`.
+
+Adding a placement: a new way of moving batches is one `Transfer` entry (its class in this package,
+subclassing `base.Placement`: `setup` builds `self.make_storage()` / `self.make_sampler()`, `sample`
+returns batch rows, `bytes_per_sample` says what moved) plus a named `PlacementSpec`; a new row format
+is one `layouts.LAYOUTS` entry, which every valid transfer then serves without new code. A peer library
+with its own storage (TorchRL) is a Transfer whose class wraps that library, with `kinds` saying which
+storage kinds it stands for.
 """
 
 from __future__ import annotations
