@@ -191,3 +191,20 @@ def test_an_infeasible_point_the_run_did_measure_says_so(results_dir, capsys):
     assert main(["plan", "--machine", "box", "--results-dir", str(results_dir), "--host-free-gib", "1"]) == 0
     out = capsys.readouterr().out
     assert "- host: host memory" in out and "yet the run measured this point: 6.600 ms" in out
+
+
+def test_measure_flag_takes_this_machines_ceilings_and_free_memory(monkeypatch, capsys):
+    """--measure goes through rlperf.measure.ceilings (stubbed here: the real one copies 1 GiB buffers)."""
+    import rlperf.measure.ceilings as ceilings_module
+    from rlperf.replay import cases
+
+    calls = []
+    monkeypatch.setattr(ceilings_module, "measure_ceilings",
+                        lambda device, *, threads: calls.append((device, threads)) or {"host_copy_Bps": 10e9})
+    monkeypatch.setattr(cases.Resources, "probe", classmethod(lambda cls: cls(0, 64 * GIB, 0)))
+    assert main(["plan", "--measure", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert calls and out["ceilings"]["source"] == "measured now" and out["ceilings"]["host_copy_Bps"] == 10e9
+    rows = {r["name"]: r for r in out["rows"]}
+    assert rows["host"]["feasible"] and rows["host"]["measured_note"].startswith("no run loaded")
+    assert not rows["gpu"]["feasible"] and "has none" in rows["gpu"]["reason"]
