@@ -42,3 +42,4 @@ def test_tiny_run_writes_a_versioned_result(tmp_path):
     assert doc["steppers"][0]["fastest"] in ("rollout", "pool")
     (arm,) = doc["collector"]
     assert arm["physics"] == "recorded" and len(arm["samples_ms"]) == 2 and arm["median_ms"]["replay_add"] > 0
+    assert arm["min_ms"]["total"] <= arm["median_ms"]["total"]
