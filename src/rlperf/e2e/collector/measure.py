@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                 for n in envs for t in threads]
     collector = [r for n in envs for r in measure_arms(args.task, n, arms, budget, args.steps, args.warmup,
                                                         args.seed, args.reset_fraction)]
-    doc = {"schema": SCHEMA, "version": VERSION, "started_utc": started, "command": " ".join(sys.argv),
+    command = " ".join(["python -m rlperf.e2e.collector.measure", *(sys.argv[1:] if argv is None else argv)])
+    doc = {"schema": SCHEMA, "version": VERSION, "started_utc": started, "command": command,
            "machine": machine_identity(), "thread_budget": budget.as_dict(), "steppers": steppers,
            "collector": collector}
     for s in steppers:
