@@ -15,6 +15,7 @@ from rlperf.e2e.collector.measure import SCHEMA, main
     (["--physics", "bullet"], "valid: mujoco, recorded"),
     (["--num-envs", "0"], "positive integer"),
     (["--steps", "0"], "--steps: 0 must be >= 1"),
+    (["--reset-fraction", "1.5"], "must lie in [0, 1]"),
 ])
 def test_bad_input_exits_2_naming_the_choices(argv, message, capsys, tmp_path):
     out = tmp_path / "r.json"
@@ -42,3 +43,5 @@ def test_tiny_run_writes_a_versioned_result(tmp_path):
     assert doc["steppers"][0]["fastest"] in ("rollout", "pool")
     (arm,) = doc["collector"]
     assert arm["physics"] == "recorded" and len(arm["samples_ms"]) == 2 and arm["median_ms"]["replay_add"] > 0
+    assert arm["min_ms"]["total"] <= arm["median_ms"]["total"]
+    assert arm["forced_reset_fraction"] == 0.02 and arm["min_ms"]["reset_done"] > 0

@@ -257,7 +257,14 @@ class Collector:
                 "source": self.recording.meta}
 
     def close(self) -> None:
+        """Stop the physics thread pools."""
         self.sim.close()
+
+    def __enter__(self) -> "Collector":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _scatter(noise, rows: np.ndarray, n: int):
