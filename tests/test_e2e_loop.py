@@ -79,8 +79,8 @@ def test_one_tick_keeps_batch_t_intact_while_t_plus_1_is_gathered(parts):
     port.close()
 
 
-@pytest.mark.parametrize("schedule", ["synchronous", "async"])
-@pytest.mark.parametrize("prefetch", ["none", "one_tick"])
+# The CLI test runs both schedules with one_tick, the error test async with none.
+@pytest.mark.parametrize("schedule, prefetch", [("synchronous", "none"), ("async", "one_tick")])
 def test_a_point_measures_replay_and_resident_iterations(parts, schedule, prefetch):
     wl, learner, writer, collector = parts
     port = _port(wl)
