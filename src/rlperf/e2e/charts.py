@@ -9,7 +9,7 @@ from pathlib import Path
 
 ITERATION_CHART = "e2e_iteration_{schedule}.png"
 COLLECTOR_CHART = "e2e_collector_step.png"
-MIN_LABEL_SHARE = 0.04  # segments narrower than this share of the widest bar get no inline label
+MIN_LABEL_SHARE = 0.025  # segments narrower than this share of the widest bar get no inline label
 
 
 def _save(fig, path: Path) -> Path:
@@ -45,8 +45,8 @@ def _stacked(ax, labels: list[str], parts: list[dict[str, float]], totals: list[
         ax.text(total, i, f"  {total:.2f} {unit}", va="center", fontsize=8, fontweight="bold")
     ax.set_xlim(0, widest * 1.25)
     ax.invert_yaxis()
-    ax.set_xlabel(f"median {unit} per iteration")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=4, frameon=False)
+    ax.set_xlabel(f"{unit}: each segment the median of its part, the bold label the median iteration")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
 
 
@@ -74,7 +74,7 @@ def write_charts(doc: dict, out_dir: str | Path) -> list[Path]:
         parts = [{k: e["summary"].get(k, 0.0) for k in COLLECTOR_PARTS} for e in ab]
         fig, ax = plt.subplots(figsize=(12, 1.2 + 0.55 * len(ab)))
         _stacked(ax, labels, parts, [e["summary"].get("total", sum(p.values())) for e, p in zip(ab, parts)])
-        ax.set_xlabel("median ms per collector step")
+        ax.set_xlabel("ms: each segment the median of its phase, the bold label the median step")
         ax.set_title(f"Collector step: numpy against fused update_state\n{title}", fontsize=9)
         written.append(_save(fig, out_dir / COLLECTOR_CHART))
     return written
