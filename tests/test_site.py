@@ -84,3 +84,40 @@ def test_machine_identity_keys_become_site_facets(site):
     for facet in ("gpu", "gpu_count", "cuda", "driver", "torch", "numba"):
         assert index["params"][facet] == [entry[facet]], facet
     assert index["benchmarks"]["bench_fixture.Suite.track_speedup"]["direction"] == "higher"
+
+
+# --- The committed history ----------------------------------------------------------------------------
+
+HISTORY_MACHINE = "cpu-2vcpu-amd-epyc"  # the backfilled CPU box (results/asv/<machine>/PROVENANCE.md)
+
+
+@pytest.fixture(scope="module")
+def committed_site(tmp_path_factory):
+    """`asv publish` of the committed results/asv, with the branch set to HEAD (a fresh clone may lack a
+    local `main`; every stored commit is an ancestor of HEAD)."""
+    out = tmp_path_factory.mktemp("committed")
+    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    conf.update(repo=str(ROOT), branches=["HEAD"], results_dir=str(ROOT / conf["results_dir"]),
+                html_dir=str(out / "html"), benchmark_dir=str(ROOT / conf["benchmark_dir"]))
+    path = out / "asv.conf.json"
+    path.write_text(json.dumps(conf))
+    proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(path)], capture_output=True,
+                          text=True, cwd=out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / "html", proc.stdout + proc.stderr
+
+
+def test_publishing_the_committed_results_skips_nothing(committed_site):
+    _, log = committed_site
+    assert "Skipping" not in log, log
+
+
+def test_the_backfilled_machine_draws_lines_with_history(committed_site):
+    html, _ = committed_site
+    graphs = [p for p in (html / "graphs").rglob("bench_env.EnvFused.time_fused.json")
+              if f"machine-{HISTORY_MACHINE}" in p.parts]
+    assert graphs, f"no graph for {HISTORY_MACHINE}"
+    series = json.loads(graphs[0].read_text())  # [[revision, [value per parameter point]], ...]
+    measured = [sum(v is not None for v in (values if isinstance(values, list) else [values]))
+                for _, values in series]
+    assert sum(1 for n in measured if n) >= 3, series  # at least three commits carry values

@@ -56,7 +56,7 @@ def _pool(n: int, slices: int, **kw) -> torch.Tensor:
 
 
 def measure_ceilings(device: torch.device | None, *, threads: int, repeat: int = 10,
-                     nbytes: int = MOTION_TRACKING_BATCH_BYTES) -> dict:
+                     nbytes: int = MOTION_TRACKING_BATCH_BYTES, pool_bytes: int = POOL_BYTES) -> dict:
     """Bytes/s ceilings (best of `repeat` runs) for copies of `nbytes` (the learner batch); device
     entries only when `device` is CUDA."""
     if nbytes < 4:
@@ -64,7 +64,7 @@ def measure_ceilings(device: torch.device | None, *, threads: int, repeat: int =
     torch.set_num_threads(threads)
     n = nbytes // 4
     counted = 4 * n
-    slices = pool_slices(counted)
+    slices = pool_slices(counted, pool_bytes)
     pinned = device is not None and device.type == "cuda"
     dst = torch.zeros(n, pin_memory=pinned)  # the staging buffer the gather writes (pinned on a GPU host)
     out = {"host_copy_Bps": _rate(2 * counted, time_wall(rotating_copy(dst, _pool(n, slices)), warmup=2,
