@@ -13,6 +13,7 @@ COMMANDS = {
     "workload": "Print the derived replay workload of a task/sim (Hydra overrides allowed).",
     "replay": "Measure replay placements (CPU sample, H2D, CPU sample+H2D, GPU sample).",
     "env": "Measure fused Numba update_state kernels against their numpy references.",
+    "noise": "Measure actor-noise generation: numpy, per-thread numpy, counter-based Numba (uniform, normal).",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
 }
