@@ -25,7 +25,6 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 import tempfile
 import time

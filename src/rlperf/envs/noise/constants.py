@@ -17,7 +17,6 @@ S30, S27, S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 S40, S16, MASK24 = np.uint64(40), np.uint64(16), np.uint64(0xFFFFFF)
 TWO24 = 16777216  # 2**24
 INV24 = np.float32(2.0 ** -24)
-TWO_PI = np.float32(2.0 * np.pi)
 
 # Box-Muller without libm (so the per-value loop vectorises and numpy reproduces it op for op):
 # ln x = e ln2 + ln m with m in [sqrt(1/2), sqrt 2) from the float32 bits, ln m = 2 atanh(t), t = (m-1)/(m+1),
