@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         "definition": "|fused - ref| <= atol + rtol * |ref| elementwise; terminations exact",
         "rule": f"atol = {tolerances.FACTOR:g} x max(worst observed |fused - ref|, {tolerances.RESOLUTION:.3g} "
                 "(float32 step at 1.0)), rounded up to 2 significant digits; rtol = 0",
-        "command": "python scripts/derive_tolerances.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": " ".join(["python scripts/derive_tolerances.py", shlex.join(sys.argv[1:] if argv is None else argv)]
+                            ).strip(),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": one_line(ident), "numba": numba.__version__, "numpy": np.__version__,
         "seeds": seeds, "num_envs": num_envs, "threads": 1,

@@ -25,7 +25,6 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 import tempfile
 import time
@@ -154,6 +153,19 @@ def _run_one_in_child(args):
     return run_one(*args)
 
 
+class _Serial:
+    """The in-process stand-in for a process pool (--jobs 1)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, items):
+        return map(fn, items)
+
+
 def plan(tasks: list[str], terms: list[str] | None) -> list[tuple[str, str]]:
     """(task, term) pairs; ValueError naming the valid choices for anything unknown."""
     from rlperf.envs import registry
@@ -199,15 +211,14 @@ def main(argv: list[str] | None = None) -> int:
         if not baseline.ok:
             print(f"mutation_check: the unmutated {task} kernel fails parity: {baseline.failures}", file=sys.stderr)
             return EXIT_SURVIVED
-    if args.jobs == 1:
-        outcomes = [run_one(task, term) for task, term in pairs]
-    else:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            outcomes = list(pool.map(_run_one_in_child, pairs))
-    for o in outcomes:
-        verdict = "caught" if o.caught else "MISSED"
-        print(f"{o.task:20s} {o.term:24s} {verdict:7s} log diff {o.max_abs_log_diff:.2e}  "
-              f"reward diff {o.max_abs_reward_diff:.2e}  ({'; '.join(o.failures[:3])})")
+    outcomes = []
+    with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _Serial() as pool:
+        for o in pool.map(_run_one_in_child, pairs):  # printed as they finish: a full run takes minutes
+            outcomes.append(o)
+            verdict = "caught" if o.caught else "MISSED"
+            print(f"{o.task:20s} {o.term:24s} {verdict:7s} log diff {o.max_abs_log_diff:.2e}  "
+                  f"reward diff {o.max_abs_reward_diff:.2e}  {o.seconds:5.1f} s  ({'; '.join(o.failures[:3])})",
+                  flush=True)
     missed = [o for o in outcomes if not o.caught]
     print(f"{len(outcomes) - len(missed)}/{len(outcomes)} mutations caught (x{FACTOR} per term, "
           f"{NUM_ENVS} envs, seed {SEED})")

@@ -14,6 +14,7 @@ COMMANDS = {
     "replay": "Measure replay placements (CPU sample, H2D, CPU sample+H2D, GPU sample).",
     "env": "Measure fused Numba update_state kernels against their numpy references.",
     "e2e": "Measure the single-GPU SAC iteration: collector, replay placement with prefetch, SAC learner.",
+    "noise": "Measure actor-noise generation: numpy, per-thread numpy, counter-based Numba (uniform, normal).",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
     "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",

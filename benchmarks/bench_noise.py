@@ -1,0 +1,40 @@
+"""asv noise suite: actor-noise generation variants (rlperf.envs.noise), one step of 64 values per env.
+
+`track_ms` returns synchronised wall-clock samples as `{"samples": [...]}` so asv computes the statistics
+(costs in ms: lower is better). Points come from rlperf.envs.noise.cases (motion-tracking columns, both
+distributions; the probe's Gaussian columns are the same shape). Single-threaded variants and thread
+counts above the machine raise NotImplementedError with the reason (asv shows n/a). Numba compiles (or
+loads from cache) in setup, never inside the timed samples.
+"""
+
+from __future__ import annotations
+
+from rlperf.envs.noise import cases
+
+TASK = "g1_motion_tracking"
+
+
+class NoiseGeneration:
+    """ms per step of noise for (variant, dist, envs, threads)."""
+
+    params = (list(cases.VARIANTS), list(cases.DISTS), list(cases.ASV_NUM_ENVS), list(cases.ASV_THREADS))
+    param_names = ("variant", "dist", "num_envs", "threads")
+    unit = "ms"
+    timeout = 600
+    number = 1
+    repeat = 1
+    rounds = 1
+
+    def setup(self, variant, dist, num_envs, threads):
+        from rlperf.envs import threads as pools
+
+        reason = cases.skip_reason(variant, threads, pools.max_numba_threads())
+        if reason:
+            raise NotImplementedError(reason)
+        self.case = cases.NoiseCase(TASK, variant, dist, num_envs, threads)
+
+    def track_ms(self, variant, dist, num_envs, threads):
+        from rlperf.envs.noise.measure import time_case
+
+        return {"samples": time_case(self.case, iters=cases.ITERS, warmup=cases.WARMUP, seed=cases.SEED),
+                "number": 1}

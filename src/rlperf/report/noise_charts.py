@@ -1,0 +1,57 @@
+"""The noise chart: ms per step of noise over env counts (log2 x), one panel per distribution."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+CHART_NAME = "noise_{task}.png"
+
+
+def plot_noise(doc: dict, path: str | Path) -> Path:
+    """Best thread count per (variant, envs) as a line, annotated with its thread count; atomic write."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    meta = doc["meta"]
+    dists = [d for d in meta["dists"] if any(r["dist"] == d for r in doc["results"])] or meta["dists"]
+    fig, axes = plt.subplots(1, len(dists), figsize=(6.5 * len(dists), 5.2), squeeze=False)
+    for ax, dist in zip(axes[0], dists):
+        best: dict[str, dict[int, dict]] = {}
+        for r in doc["results"]:
+            if r["dist"] == dist:
+                cur = best.setdefault(r["variant"], {}).get(r["num_envs"])
+                if cur is None or r["median_ms"] < cur["median_ms"]:
+                    best[r["variant"]][r["num_envs"]] = r
+        for variant, points in best.items():
+            xs = sorted(points)
+            ys = [points[x]["median_ms"] for x in xs]
+            ax.plot(xs, ys, marker="o", label=variant)
+            for x, y in zip(xs, ys):
+                ax.annotate(f"{points[x]['threads']}t", (x, y), textcoords="offset points", xytext=(0, 6),
+                            ha="center", fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("num_envs (64 values per env)")
+        ax.set_ylabel("ms per step (median, best thread count)")
+        ax.set_title(f"{dist}")
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+    fig.suptitle(f"actor-noise generation, {meta['task']} columns ({meta.get('threading_layer', '?')})"
+                 f"\n{meta.get('device_line', '')}", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=150)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        Path(tmp).unlink(missing_ok=True)
+    return path
