@@ -116,10 +116,12 @@ def calibrate(clone: str, sha: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def steps_for(sizes, t0_ms: float, t_probe_ms: float, probe_steps: int) -> dict[float, int]:
-    """Chain length per nominal size, from a linear fit: each step costs (t_probe - t0) / probe_steps."""
-    per_step = max((t_probe_ms - t0_ms) / probe_steps, 1e-12)
-    return {s: max(1, round(s * t0_ms / per_step)) for s in sizes}
+def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int) -> dict[float, int]:
+    """Chain length per nominal size from two probes (P and 2P steps): the slope is the cost of a
+    step, the intercept the fixed cost of having a chain at all (it may change the loop's code)."""
+    per_step = max((t2_ms - t1_ms) / probe_steps, 1e-12)
+    fixed = max(t1_ms - t0_ms - per_step * probe_steps, 0.0)
+    return {s: max(1, round((s * t0_ms - fixed) / per_step)) for s in sizes}
 
 
 def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> tuple[list[dict], dict]:
@@ -130,9 +132,12 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> 
     if dry_run:
         steps = {s: probe_steps for s in sizes}
     else:
-        probe = _commit(clone, base, inject(source, probe_steps), f"gate_power: probe {probe_steps} steps")
-        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probe))
-        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], probe_steps)
+        probes = [_commit(clone, base, inject(source, k * probe_steps), f"gate_power: probe {k * probe_steps} steps")
+                  for k in (1, 2)]
+        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probes[0]),
+                           probe2_ms=calibrate(clone, probes[1]))
+        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
+                          probe_steps)
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
              "sha": _commit(clone, base, null_edit(source), "gate_power: null change")}]
     for size in sizes:
@@ -251,7 +256,7 @@ def parse_args(argv):
     p.add_argument("--bench", default=DEFAULT_BENCH, help="points the gate measures")
     p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
-    p.add_argument("--probe-steps", type=int, default=200, help="chain length used to calibrate a step")
+    p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-md", required=True)

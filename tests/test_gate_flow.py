@@ -203,3 +203,14 @@ def test_a_head_whose_suite_does_not_import_is_a_benchmark_failure(tiny):
     code, verdict, _ = _gate(repo, c["c1"], c["c5"])  # c1 is stored by the tests above (or benchmarked now)
     assert code == GateExit.BENCHMARK_FAILURE, verdict
     assert "does not import" in verdict["failures"][0]
+
+
+def test_bisect_names_the_commit_that_regressed(tiny, capsys):
+    repo, c = tiny
+    _gate(repo, c["c1"], c["c3"])  # c1..c3 stored whatever the test order: the bisection runs nothing new
+    _gate(repo, c["c1"], c["c2"])
+    capsys.readouterr()
+    assert main(["gate", "--bisect", f"{c['c1']}..{c['c3']}", "--machine", "tiny"]) == GateExit.REGRESSION
+    out = capsys.readouterr().out
+    assert f"first commit that regressed: {c['c3']}" in out
+    assert main(["gate", "--bisect", f"{c['c1']}..{c['c2']}", "--machine", "tiny"]) == GateExit.OK
