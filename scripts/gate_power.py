@@ -298,7 +298,8 @@ def main(argv=None) -> int:
             for arm in order.sample(arms, len(arms)):
                 print(f"gate_power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr, flush=True)
                 trials.append(run_trial(clone, base, arm, args))
-        doc = {"schema": "rlperf.gate-power/1", "command": " ".join([os.path.basename(sys.argv[0]), *(argv or sys.argv[1:])]),
+        command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
+        doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
