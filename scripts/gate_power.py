@@ -203,8 +203,8 @@ def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]
         cvs = {name: cv(v) for name, v in base_medians.items()}
         rows.append({
             "arm": arm["arm"], "nominal_size": arm["size"], "steps": arm["steps"], "trials": len(mine),
-            "detection": None if arm["size"] == 0 else {"hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None,
-                                                        "wilson95": wilson(hits, n_inj)},
+            "detection": None if arm["size"] == 0 else {
+                "hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None, "wilson95": wilson(hits, n_inj)},
             "achieved_median_ratio": statistics.median(r for r in ratios if r is not None) if ratios else None,
             "false_alarms_per_point": {"hits": alarms, "n": n_other, "rate": alarms / n_other if n_other else None,
                                        "wilson95": wilson(alarms, n_other)},
