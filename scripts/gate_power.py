@@ -132,17 +132,17 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> 
     if dry_run:
         steps = {s: probe_steps for s in sizes}
     else:
-        probes = [_commit(clone, base, inject(source, k * probe_steps), f"gate_power: probe {k * probe_steps} steps")
-                  for k in (1, 2)]
+        probes = [_commit(clone, base, inject(source, k * probe_steps),
+                          f"[gate-power arm] probe {k * probe_steps} steps") for k in (1, 2)]
         calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probes[0]),
                            probe2_ms=calibrate(clone, probes[1]))
         steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
                           probe_steps)
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
-             "sha": _commit(clone, base, null_edit(source), "gate_power: null change")}]
+             "sha": _commit(clone, base, null_edit(source), "[gate-power arm] null change")}]
     for size in sizes:
         arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
-                     "sha": _commit(clone, base, inject(source, steps[size]), f"gate_power: +{size:.0%}")})
+                     "sha": _commit(clone, base, inject(source, steps[size]), f"[gate-power arm] +{size:.0%}")})
     return arms, calibration
 
 

@@ -72,8 +72,8 @@ def test_dry_run_commits_the_arms_in_a_clone_and_measures_nothing(tmp_path):
     doc = json.loads(out.read_text())
     assert [a["arm"] for a in doc["plan"]] == ["null", "inject-10%"] and doc["trials"] == []
     assert all("--run" in a["command"] and "--passes 3" in a["command"] for a in doc["plan"])
-    branches = subprocess.run(["git", "-C", str(ROOT), "log", "--all", "--oneline", "--grep", "^gate_power: "],
-                              capture_output=True, text=True).stdout
+    branches = subprocess.run(["git", "-C", str(ROOT), "log", "--all", "--oneline", "--fixed-strings",
+                               "--grep", "[gate-power arm]"], capture_output=True, text=True).stdout
     assert branches == ""  # the commits live in the throw-away clone only
 
 
