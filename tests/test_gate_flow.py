@@ -152,7 +152,8 @@ def test_twice_as_slow_is_a_significant_regression(tiny):
     work = by_name["bench_tiny.Tiny.time_work"]
     assert work["status"] == "regression" and work["method"] == "mann-whitney"
     assert 1.3 < work["ratio"] < 2.2
-    assert by_name["bench_tiny.Param.time_param(1)"]["status"] == "ok"
+    # unchanged: never blocking; on a loaded box it may land over the factor without significance
+    assert by_name["bench_tiny.Param.time_param(1)"]["status"] in ("ok", "noise")
     assert "regression" in (repo / f"verdict-{c['c1'][:6]}-{c['c3'][:6]}.md").read_text()
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rlperf.gate.results import HOST_KEYS
 
-MIN_BAND = 0.5  # the narrowest band of a measured part (see the module docstring for why it is wide)
+MIN_BAND = 1.0  # the narrowest band of a measured part (see the module docstring for why it is wide)
 
 
 @dataclass(frozen=True)
