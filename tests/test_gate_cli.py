@@ -172,16 +172,17 @@ def _fp(canary: float, flags: str = "abc") -> dict:
             "measured": {"cpu_canary_s": q}}
 
 
-@pytest.mark.parametrize("head_fp, code", [(_fp(0.20), GateExit.OK), (_fp(0.28), GateExit.OK),
-                                           (_fp(0.50), GateExit.INFRASTRUCTURE),
-                                           (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE)])
-def test_fingerprints_refuse_a_host_whose_measured_or_static_parts_differ(setup, head_fp, code):
+@pytest.mark.parametrize("head_fp, code, warned", [(_fp(0.20), GateExit.OK, False), (_fp(0.28), GateExit.OK, False),
+                                                   (_fp(0.50), GateExit.OK, True),
+                                                   (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE, False)])
+def test_fingerprints_refuse_on_static_parts_and_warn_on_measured_ones(setup, head_fp, code, warned):
     same_pair(setup)
     fingerprint.store(str(setup["results"]), MACHINE, setup["base"], _fp(0.20))
     fingerprint.store(str(setup["results"]), MACHINE, setup["head"], head_fp)
     assert setup["gate"]() == code
     if code:
         assert "different hosts" in setup["verdict"]()["errors"][0]
+    assert ("WARNING" in setup["verdict"]()["host"]) == warned
 
 
 def test_fingerprint_sidecars_are_not_seen_by_asv_as_results(setup):

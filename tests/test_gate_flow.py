@@ -160,7 +160,7 @@ def test_twice_as_slow_is_a_significant_regression(tiny):
 def test_a_point_measured_on_base_but_skipped_on_head_is_coverage_loss(tiny):
     repo, c = tiny
     code, verdict, by_name = _gate(repo, c["c1"], c["c4"])
-    assert code == GateExit.COVERAGE_LOSS, verdict
+    assert code == GateExit.COVERAGE_LOSS, verdict["errors"]
     assert by_name["bench_tiny.Param.time_param(2)"]["status"] == "skipped-on-head"
 
 
