@@ -116,10 +116,12 @@ def calibrate(clone: str, sha: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def steps_for(sizes, t0_ms: float, t_probe_ms: float, probe_steps: int) -> dict[float, int]:
-    """Chain length per nominal size, from a linear fit: each step costs (t_probe - t0) / probe_steps."""
-    per_step = max((t_probe_ms - t0_ms) / probe_steps, 1e-12)
-    return {s: max(1, round(s * t0_ms / per_step)) for s in sizes}
+def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int) -> dict[float, int]:
+    """Chain length per nominal size from two probes (P and 2P steps): the slope is the cost of a
+    step, the intercept the fixed cost of having a chain at all (it may change the loop's code)."""
+    per_step = max((t2_ms - t1_ms) / probe_steps, 1e-12)
+    fixed = max(t1_ms - t0_ms - per_step * probe_steps, 0.0)
+    return {s: max(1, round((s * t0_ms - fixed) / per_step)) for s in sizes}
 
 
 def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> tuple[list[dict], dict]:
@@ -130,14 +132,17 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> 
     if dry_run:
         steps = {s: probe_steps for s in sizes}
     else:
-        probe = _commit(clone, base, inject(source, probe_steps), f"gate_power: probe {probe_steps} steps")
-        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probe))
-        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], probe_steps)
+        probes = [_commit(clone, base, inject(source, k * probe_steps),
+                          f"[gate-power arm] probe {k * probe_steps} steps") for k in (1, 2)]
+        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probes[0]),
+                           probe2_ms=calibrate(clone, probes[1]))
+        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
+                          probe_steps)
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
-             "sha": _commit(clone, base, null_edit(source), "gate_power: null change")}]
+             "sha": _commit(clone, base, null_edit(source), "[gate-power arm] null change")}]
     for size in sizes:
         arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
-                     "sha": _commit(clone, base, inject(source, steps[size]), f"gate_power: +{size:.0%}")})
+                     "sha": _commit(clone, base, inject(source, steps[size]), f"[gate-power arm] +{size:.0%}")})
     return arms, calibration
 
 
@@ -198,8 +203,8 @@ def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]
         cvs = {name: cv(v) for name, v in base_medians.items()}
         rows.append({
             "arm": arm["arm"], "nominal_size": arm["size"], "steps": arm["steps"], "trials": len(mine),
-            "detection": None if arm["size"] == 0 else {"hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None,
-                                                        "wilson95": wilson(hits, n_inj)},
+            "detection": None if arm["size"] == 0 else {
+                "hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None, "wilson95": wilson(hits, n_inj)},
             "achieved_median_ratio": statistics.median(r for r in ratios if r is not None) if ratios else None,
             "false_alarms_per_point": {"hits": alarms, "n": n_other, "rate": alarms / n_other if n_other else None,
                                        "wilson95": wilson(alarms, n_other)},
@@ -251,7 +256,7 @@ def parse_args(argv):
     p.add_argument("--bench", default=DEFAULT_BENCH, help="points the gate measures")
     p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
-    p.add_argument("--probe-steps", type=int, default=200, help="chain length used to calibrate a step")
+    p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-md", required=True)
@@ -293,7 +298,8 @@ def main(argv=None) -> int:
             for arm in order.sample(arms, len(arms)):
                 print(f"gate_power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr, flush=True)
                 trials.append(run_trial(clone, base, arm, args))
-        doc = {"schema": "rlperf.gate-power/1", "command": " ".join([os.path.basename(sys.argv[0]), *(argv or sys.argv[1:])]),
+        command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
+        doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}

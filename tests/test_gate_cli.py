@@ -172,16 +172,17 @@ def _fp(canary: float, flags: str = "abc") -> dict:
             "measured": {"cpu_canary_s": q}}
 
 
-@pytest.mark.parametrize("head_fp, code", [(_fp(0.20), GateExit.OK), (_fp(0.28), GateExit.OK),
-                                           (_fp(0.50), GateExit.INFRASTRUCTURE),
-                                           (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE)])
-def test_fingerprints_refuse_a_host_whose_measured_or_static_parts_differ(setup, head_fp, code):
+@pytest.mark.parametrize("head_fp, code, warned", [(_fp(0.20), GateExit.OK, False), (_fp(0.28), GateExit.OK, False),
+                                                   (_fp(0.50), GateExit.OK, True),
+                                                   (_fp(0.20, flags="xyz"), GateExit.INFRASTRUCTURE, False)])
+def test_fingerprints_refuse_on_static_parts_and_warn_on_measured_ones(setup, head_fp, code, warned):
     same_pair(setup)
     fingerprint.store(str(setup["results"]), MACHINE, setup["base"], _fp(0.20))
     fingerprint.store(str(setup["results"]), MACHINE, setup["head"], head_fp)
     assert setup["gate"]() == code
     if code:
         assert "different hosts" in setup["verdict"]()["errors"][0]
+    assert ("WARNING" in setup["verdict"]()["host"]) == warned
 
 
 def test_fingerprint_sidecars_are_not_seen_by_asv_as_results(setup):
@@ -216,3 +217,26 @@ def test_direction_metadata_comes_from_benchmarks_json(setup):
     write_benchmarks_json(setup["results"], {"b.S.track_speedup": {"direction": "higher", "unit": "x"}})
     assert setup["gate"]() == GateExit.REGRESSION
     assert not math.isnan(setup["verdict"]()["findings"][0]["ratio"])
+
+
+@pytest.mark.parametrize("extra", [["--bisect", "nodots"], ["--bisect", "a..b", "--backfill", "a..b"]])
+def test_bisect_needs_a_range_and_no_other_mode(setup, extra):
+    argv = ["gate", "--repo", str(setup["results"].parent / "repo"), "--machine", MACHINE, *extra]
+    assert main(argv) == GateExit.USAGE
+
+
+def test_bisect_on_stored_results_names_the_first_regressed_commit(tmp_path, capsys):
+    import subprocess
+
+    repo, c1, c2 = git_repo(tmp_path / "repo")
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
+                    "--allow-empty", "-m", "c3"], check=True)
+    c3 = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    results = tmp_path / "results"
+    for sha, value in ((c1, 1.0), (c2, 2.0), (c3, 2.0)):
+        write_results(results, sha, {"b.S.time_x": bench(value, samples=spread(value)),
+                                     "b.S.time_y": bench(1.0, samples=spread(1.0))})
+    argv = ["gate", "--repo", str(repo), "--bisect", f"{c1}..{c3}", "--no-run", "--machine", MACHINE,
+            "--results-dir", str(results)]
+    assert main(argv) == GateExit.REGRESSION
+    assert f"first commit that regressed: {c2}" in capsys.readouterr().out

@@ -152,14 +152,15 @@ def test_twice_as_slow_is_a_significant_regression(tiny):
     work = by_name["bench_tiny.Tiny.time_work"]
     assert work["status"] == "regression" and work["method"] == "mann-whitney"
     assert 1.3 < work["ratio"] < 2.2
-    assert by_name["bench_tiny.Param.time_param(1)"]["status"] == "ok"
+    # unchanged: never blocking; on a loaded box it may land over the factor without significance
+    assert by_name["bench_tiny.Param.time_param(1)"]["status"] in ("ok", "noise")
     assert "regression" in (repo / f"verdict-{c['c1'][:6]}-{c['c3'][:6]}.md").read_text()
 
 
 def test_a_point_measured_on_base_but_skipped_on_head_is_coverage_loss(tiny):
     repo, c = tiny
     code, verdict, by_name = _gate(repo, c["c1"], c["c4"])
-    assert code == GateExit.COVERAGE_LOSS, verdict
+    assert code == GateExit.COVERAGE_LOSS, verdict["errors"]
     assert by_name["bench_tiny.Param.time_param(2)"]["status"] == "skipped-on-head"
 
 
@@ -203,3 +204,14 @@ def test_a_head_whose_suite_does_not_import_is_a_benchmark_failure(tiny):
     code, verdict, _ = _gate(repo, c["c1"], c["c5"])  # c1 is stored by the tests above (or benchmarked now)
     assert code == GateExit.BENCHMARK_FAILURE, verdict
     assert "does not import" in verdict["failures"][0]
+
+
+def test_bisect_names_the_commit_that_regressed(tiny, capsys):
+    repo, c = tiny
+    _gate(repo, c["c1"], c["c3"])  # c1..c3 stored whatever the test order: the bisection runs nothing new
+    _gate(repo, c["c1"], c["c2"])
+    capsys.readouterr()
+    assert main(["gate", "--bisect", f"{c['c1']}..{c['c3']}", "--machine", "tiny"]) == GateExit.REGRESSION
+    out = capsys.readouterr().out
+    assert f"first commit that regressed: {c['c3']}" in out
+    assert main(["gate", "--bisect", f"{c['c1']}..{c['c2']}", "--machine", "tiny"]) == GateExit.OK

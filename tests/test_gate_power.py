@@ -27,8 +27,10 @@ def test_cv_and_step_calibration():
     assert gate_power.cv([1.0, 1.0, 1.0]) == 0.0
     assert gate_power.cv([1.0]) is None
     assert gate_power.cv([0.9, 1.1]) == pytest.approx(0.1414, abs=1e-3)
-    # base 2 ms, 200 steps add 8 ms: a step is 0.04 ms, so 10 % of 2 ms is 5 steps
-    assert gate_power.steps_for([0.10, 0.20], 2.0, 10.0, 200) == {0.10: 5, 0.20: 10}
+    # base 2 ms; 200 steps 10 ms, 400 steps 18 ms: a step is 0.04 ms and no fixed cost, so 10 % is 5 steps
+    assert gate_power.steps_for([0.10, 0.20], 2.0, 10.0, 18.0, 200) == {0.10: 5, 0.20: 10}
+    # a fixed cost of 0.12 ms for having a chain at all leaves 0.08 ms of the 10 % to the steps
+    assert gate_power.steps_for([0.10], 2.0, 10.12, 18.12, 200) == {0.10: 2}
 
 
 def test_injection_keeps_the_kernel_valid_python_and_multiplies_by_exactly_one():
@@ -70,8 +72,8 @@ def test_dry_run_commits_the_arms_in_a_clone_and_measures_nothing(tmp_path):
     doc = json.loads(out.read_text())
     assert [a["arm"] for a in doc["plan"]] == ["null", "inject-10%"] and doc["trials"] == []
     assert all("--run" in a["command"] and "--passes 3" in a["command"] for a in doc["plan"])
-    branches = subprocess.run(["git", "-C", str(ROOT), "log", "--all", "--oneline", "--grep", "gate_power"],
-                              capture_output=True, text=True).stdout
+    branches = subprocess.run(["git", "-C", str(ROOT), "log", "--all", "--oneline", "--fixed-strings",
+                               "--grep", "[gate-power arm]"], capture_output=True, text=True).stdout
     assert branches == ""  # the commits live in the throw-away clone only
 
 

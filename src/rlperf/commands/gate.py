@@ -4,6 +4,7 @@
                [--config gate.toml] [--factor 1.10] [--bench REGEX] [--accept-changed NAME ...]
                [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
+    rlperf gate --bisect A..B [--run]              # name the first commit of A..B that regressed
 
 Exit codes: 0 ok, 1 regression (or parity out of tolerance), 2 usage error, 3 benchmark failure,
 4 coverage loss, 5 infrastructure error (includes a host change and any crash of the gate itself),
@@ -39,6 +40,8 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--allow-host-change", action="store_true",
                    help="compare stored results even when base and head were measured on different hosts")
     p.add_argument("--backfill", metavar="RANGE", help="benchmark A..B or NEW[:branch] instead of gating")
+    p.add_argument("--bisect", metavar="A..B", help="name the first commit of A..B whose points regressed "
+                                                    "against A (exit 1 when found, 0 when A..B does not regress)")
     p.add_argument("--asv-config", help="asv config for commits that carry none "
                                         "(default: asv.conf.json of --repo)")
     p.add_argument("--repo", default=".", help="git repository (default: the current directory)")
@@ -97,10 +100,13 @@ def _validate(args):
     from rlperf.gate.config import load_config
     from rlperf.gate.results import compile_bench
 
-    if args.backfill and args.base:
-        raise UsageError("--backfill benchmarks a range; it does not take --base")
-    if not (args.backfill or args.base):
-        raise UsageError("give --base REF (with --head, default HEAD) or --backfill A..B")
+    given = [flag for flag, value in (("--base", args.base), ("--backfill", args.backfill),
+                                      ("--bisect", args.bisect)) if value]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --base REF (with --head, default HEAD), --backfill A..B or "
+                         f"--bisect A..B (got {', '.join(given) or 'none'})")
+    if args.bisect and ".." not in args.bisect:
+        raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
     compile_bench(args.bench)
@@ -123,6 +129,8 @@ def _gate(args) -> int:
         code, messages = backfill(where, args.backfill, echo=echo)
         print("\n".join(messages))
         return int(code)
+    if args.bisect:
+        return _bisect(args, where, config, echo)
 
     verdict = gate(where, args.base, args.head, config, run=args.run, accept_changed=tuple(args.accept_changed),
                    allow_host_change=args.allow_host_change, echo=echo)
@@ -133,6 +141,19 @@ def _gate(args) -> int:
     if args.out_md:
         write_text_atomic(args.out_md, markdown)
     return int(verdict.exit_code)
+
+
+def _bisect(args, where, config, echo) -> int:
+    from rlperf.gate.bisect import bisect
+    from rlperf.gate.exitcodes import GateExit, InfrastructureError
+
+    try:
+        found = bisect(where, args.bisect, config, run=args.run, echo=echo)
+    except InfrastructureError as exc:
+        print(f"rlperf gate --bisect: {exc}", file=sys.stderr)
+        return int(GateExit.INFRASTRUCTURE)
+    print(found.summary())
+    return int(found.exit_code)
 
 
 def run(args) -> int:

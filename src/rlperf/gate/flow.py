@@ -58,8 +58,9 @@ def _check_host(where: Where, base: CommitResults, head: CommitResults, shas, al
     from rlperf.asvtools.fingerprint import load
 
     check = compare_hosts(base.envs, head.envs, *(load(where.results_dir, where.machine, s) for s in shas))
+    warn = f"; WARNING, measured parts differ beyond their band: {'; '.join(check.warnings)}" if check.warnings else ""
     if check.same:
-        return f"same host ({check.compared} agree)"
+        return f"same host ({check.compared} agree on the static facts){warn}"
     listed = "; ".join(check.differences)
     if allow:
         return f"HOST CHANGED, compared anyway (--allow-host-change): {listed}"

@@ -6,9 +6,9 @@ cpu, num_cpu, ram, gpu, driver: always there) and the fingerprint sidecar the ga
 A measured quantity differs when the ratio of its best repeats (least disturbed by neighbours)
 exceeds 1 + max(MIN_BAND, 2 x (spread of base + spread of head)), where a spread is (max - min) /
 median of that side's repeats: a busy box widens its own band instead of raising a false alarm.
-The static facts carry most of the weight: on a shared 2-vCPU box under load (load average ~11)
-the CPU canary's best repeat moved by more than 2x within minutes during development, so the
-measured parts can only catch gross host changes there.
+Only the static facts refuse: on a shared 2-vCPU box under load (load average 11-20) the measured
+parts moved by more than 2x between sessions on one host during development, which made false
+refusals; measured differences are therefore reported as warnings in the verdict.
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from dataclasses import dataclass
 
 from rlperf.gate.results import HOST_KEYS
 
-MIN_BAND = 0.5  # the narrowest band of a measured part (see the module docstring for why it is wide)
+MIN_BAND = 1.0  # the narrowest band of a measured part (see the module docstring for why it is wide)
 
 
 @dataclass(frozen=True)
 class HostCheck:
     same: bool
-    differences: tuple[str, ...]
+    differences: tuple[str, ...]  # static facts: these refuse the comparison
     compared: str  # what was compared, for the report
+    warnings: tuple[str, ...] = ()  # measured parts beyond their band: reported, not refused
 
 
 def _host_params(envs: dict[str, dict]) -> dict[str, str]:
@@ -63,10 +64,12 @@ def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
         bs, hs = base_fp.get("static", {}), head_fp.get("static", {})
         diffs += [f"fingerprint {k}: base {bs.get(k)!r}, head {hs.get(k)!r}" for k in sorted(set(bs) | set(hs))
                   if bs.get(k) != hs.get(k)]
-        diffs += _measured_differences(base_fp.get("measured", {}), head_fp.get("measured", {}))
-    elif base_fp or head_fp:
-        compared += " (fingerprint on one side only)"
-    return HostCheck(same=not diffs, differences=tuple(diffs), compared=compared)
+        warnings = _measured_differences(base_fp.get("measured", {}), head_fp.get("measured", {}))
+    else:
+        warnings = []
+        if base_fp or head_fp:
+            compared += " (fingerprint on one side only)"
+    return HostCheck(same=not diffs, differences=tuple(diffs), compared=compared, warnings=tuple(warnings))
 
 
 __all__ = ["MIN_BAND", "HostCheck", "compare_hosts"]
