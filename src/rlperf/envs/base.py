@@ -131,6 +131,10 @@ class ChunkedKernelWorkload:
     def reference(self, inputs: Any) -> EnvOutputs:
         return self._module(self._reference).update_state(inputs)
 
+    def reference_literal(self, inputs: Any) -> EnvOutputs:
+        """The literal numpy version (one expression per term), checked against the fast oracle."""
+        return self._module(self._reference + "_literal").update_state(inputs)
+
     def scope(self, profile: str) -> str:
         return "reward+termination+obs+logs"
 

@@ -78,9 +78,26 @@ def derive_parallel(records: list[dict]) -> None:
             r["parallel_efficiency"] = r["parallel_speedup_vs_numba_1t"] / r["threads"]
 
 
+_COPY_CEILINGS: dict[int, dict] = {}  # thread count -> host copy rate, measured once per process
+
+
+def copy_ceiling(threads_: int) -> dict:
+    """The host copy rate at `threads_` Numba threads, measured on first use in this run."""
+    if threads_ not in _COPY_CEILINGS:
+        from rlperf.envs.copy_rate import host_copy_rate
+
+        _COPY_CEILINGS[threads_] = host_copy_rate(threads_)
+    return _COPY_CEILINGS[threads_]
+
+
 def measure_case(prepared: Prepared, case: EnvCase, *, iters: int, warmup: int, seed: int,
                  numpy_samples: list[float] | None = None, timed_inputs=None, parity_inputs=None) -> dict:
-    """Everything for one case; pass `numpy_samples` / inputs to reuse them across thread counts."""
+    """Everything for one case; pass `numpy_samples` / inputs to reuse them across thread counts.
+
+    The memory floor uses the host copy rate at the case's own thread count (copy_ceiling).
+    """
+    from rlperf.envs.copy_rate import floor_fields
+
     w = prepared.workload
     timed_inputs = timed_inputs or w.make_inputs(case.num_envs, case.profile, seed=seed, noise_level=1.0)
     if numpy_samples is None:
@@ -90,6 +107,8 @@ def measure_case(prepared: Prepared, case: EnvCase, *, iters: int, warmup: int, 
     record = case_record(case, numpy_samples, numba_samples, budget, result, prepared.compile_ms)
     per_env = getattr(w, "bytes_per_env", None)  # streamed bytes, to compare with the memory floor (§3.8)
     record["stream_gb_per_s"] = per_env * case.num_envs / (record["numba_ms"] * 1e6) if per_env else None
+    ceiling = copy_ceiling(case.threads) if per_env else None
+    record.update(floor_fields(per_env, case.num_envs, record["numba_ms"], ceiling))
     return record
 
 

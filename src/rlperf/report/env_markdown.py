@@ -30,8 +30,8 @@ def render(doc: dict, chart_name: str | None = None) -> str:
     if chart_name:
         lines += [f"![summary]({chart_name})", ""]
     lines += ["| profile | envs | threads | numpy ms | numba ms | speedup | par. speedup | efficiency | "
-              "env steps/s | parity | max reward diff | max obs diff | term. mismatch |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+              "env steps/s | memory floor ms | x floor | parity | max reward diff | max obs diff | term. mismatch |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in doc["results"]:
         p = r["parity"]
         obs = max(p["max_abs_actor_obs_diff"], p["max_abs_critic_obs_diff"])
@@ -39,8 +39,12 @@ def render(doc: dict, chart_name: str | None = None) -> str:
             f"| {r['profile']} | {r['num_envs']} | {r['threads']} | {_f(r['numpy_ms'])} | {_f(r['numba_ms'])} | "
             f"{_f(r['speedup_vs_numpy'], '{:.2f}')} | {_f(r['parallel_speedup_vs_numba_1t'], '{:.2f}')} | "
             f"{_f(r['parallel_efficiency'], '{:.0%}')} | {_f(r['env_steps_per_s'], '{:,.0f}')} | "
+            f"{_f(r.get('memory_floor_ms'))} | {_f(r.get('x_memory_floor'), '{:.1f}')} | "
             f"{'ok' if r['parity_ok'] else 'FAIL'} | {p['max_abs_reward_diff']:.2e} | {obs:.2e} | "
             f"{p['termination_mismatch']} |")
+    lines += ["", "Memory floor: bytes touched per env x envs over the host copy rate (read + write) measured in "
+              "the same run by a Numba copy at the case's own thread count; x floor = numba ms / floor ms.",
+              ""]
     if doc.get("skipped"):
         lines += ["", "## Skipped", ""]
         lines += [f"- {s['profile']} / {s['num_envs']} envs / {s['threads']} threads: {s['reason']}"

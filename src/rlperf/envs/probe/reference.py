@@ -1,6 +1,7 @@
-"""Vectorised numpy float32 probe update_state (variant 1 of workloads.md D): the parity oracle.
+"""Fast numpy float32 probe update_state (variant 1 of workloads.md D): the parity oracle and baseline.
 
-Same float32 term code as the walk reference plus the two probe-only terms, then the 2% final-obs copy.
+The fast walk terms (einsum row sums, cached heights and contacts, `out=` observations) plus the two
+probe-only terms, then the 2% final-obs copy. The literal version stays in `reference_literal.py`.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ class ProbeTerms(walk.Terms):
     aliases = {**walk.Terms.aliases, "penalty_action_rate": "action_rate"}
 
     def tracking_pose(self):
-        dev = self.inp.dof_pos - self.inp.default_angles.astype(F32)
-        err = np.sum(np.square(dev) * self.inp.pose_weights.astype(F32), axis=1)
-        return np.exp(-err / (F32(10) * self.p["tracking_sigma"]))
+        err = self._pose(self.inp.pose_weights)
+        err /= -(F32(10) * self.p["tracking_sigma"])
+        return np.exp(err, out=err)
 
     def penalty_action_smooth(self):
-        return np.sum(np.square(self.inp.actions), axis=1)
+        return walk.row_sumsq(self.inp.actions)
 
 
 def update_state(inp: ProbeInputs) -> EnvOutputs:

@@ -1,9 +1,12 @@
 """The fused g1_walk_flat update_state kernel: one parallel pass over envs (Numba).
 
-Per env, in order: terms (float64 math on float32 state, zero-scale terms skipped), reward, termination,
-actor and critic observations. Scales and thresholds are runtime float64 vectors (a new profile never
-recompiles); per-term log sums use the chunked scheme of rlperf.envs.base; the thread count is set by the
-launcher, never read here; fastmath leaves out nnan/ninf so NaN and inf rows terminate as in numpy.
+Per env, in order: terms (float32 math on float32 state; weights, reward and log sums in float64),
+reward, termination, actor and critic observations. Scales and thresholds are runtime float64 vectors
+(a new profile never recompiles): a zero scale is one loop-invariant branch around its costly term and a
+select in `weighted`, never a memory round trip. Term values and the per-chunk log sums are scalar locals
+(registers), written once per chunk into the chunked rows of rlperf.envs.base, so the logs are bitwise
+identical for any thread count. Row helpers are inlined (rows.py); fastmath leaves out nnan/ninf so NaN
+and inf rows terminate as in numpy. docs/kernel-profile.md has the measurements behind each choice.
 """
 
 from __future__ import annotations
@@ -14,189 +17,164 @@ import numpy as np
 from numba import njit, prange
 
 from rlperf.envs.walk.inputs import P, TERMS
+from rlperf.envs.walk.reference import cos_max_tilt
+from rlperf.envs.walk.rows import (F0, F05, F1, FASTMATH, foot_contact, is_terminated, swing_height, weighted,
+                                   write_obs_row)
 
-FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
+__all__ = ["FASTMATH", "walk_update_state", "launch"]
+
 NT = len(TERMS)
 (T_LIN, T_ANG, T_P_ANGXY, T_ANGXY, T_P_ORI, T_ORI, T_P_RATE, T_RATE, T_POSE, T_UPPER, T_FEET_ORI,
  T_PHASE, T_ALIVE, T_HEIGHT, T_CLOSE, T_CONTACT, T_DOUBLE, T_AIR, T_FWD, T_UNDER, T_LINZ,
  T_CONTRAST) = range(NT)
 P_DT, P_SIGMA, P_FEET_SIGMA, P_SWING = P["ctrl_dt"], P["tracking_sigma"], P["feet_sigma"], P["swing_height"]
-P_HEIGHT, P_MIN_Z, P_TILT, P_CLOSE = (P["base_height_target"], P["min_base_height"], P["max_tilt_rad"],
-                                      P["close_feet_threshold"])
+P_HEIGHT, P_MIN_Z, P_CLOSE = P["base_height_target"], P["min_base_height"], P["close_feet_threshold"]
 P_MIN_FWD, P_AIR_LO, P_AIR_HI = P["min_forward_speed"], P["air_time_min"], P["air_time_max"]
-OBS_GYRO, OBS_DOF_VEL, OBS_LINVEL = np.float32(0.25), np.float32(0.05), np.float32(2.0)
-TWO_PI32, PI32 = np.float32(2 * np.pi), np.float32(np.pi)
-
-
-@njit(cache=True, fastmath=FASTMATH, nogil=True)
-def swing_height(phase, swing):
-    """Foot height target (C3), in float32 like the reference so stance thresholds agree."""
-    x = np.fmod(np.float32(phase + PI32), TWO_PI32) / TWO_PI32
-    if x <= np.float32(0.5):
-        t = np.float32(2) * x
-        return swing * (t * t * t + np.float32(3) * t * t * (np.float32(1) - t))
-    t = np.float32(2) * x - np.float32(1)
-    return swing * (np.float32(1) - (t * t * t + np.float32(3) * t * t * (np.float32(1) - t)))
-
-
-@njit(cache=True, fastmath=FASTMATH, nogil=True)
-def foot_contact(contacts, i, foot):
-    for s in range(contacts.shape[2]):
-        if contacts[i, foot, s] > 0.5:
-            return True
-    return False
-
-
-@njit(cache=True, fastmath=FASTMATH, nogil=True)
-def is_terminated(gravity_z, base_z, max_tilt, min_z):
-    """Tilt > max_tilt OR base below min_z OR either non-finite; float64, NaN-safe (no nnan fastmath)."""
-    gz = float(gravity_z)
-    bz = float(base_z)
-    if not (math.isfinite(gz) and math.isfinite(bz)):
-        return True
-    gz = min(max(gz, -1.0), 1.0)
-    return math.acos(gz) > max_tilt or bz < min_z
-
-
-@njit(cache=True, fastmath=FASTMATH, nogil=True)
-def write_obs_row(i, linvel, gyro, gravity, dof_pos, dof_vel, commands, actions, gait_phase, noise,
-                  default_angles, actor_obs, critic_obs):
-    """Actor (98, noise then scale) and critic (101, clean + linvel) walk-layout rows for env i (C3)."""
-    for k in range(3):
-        actor_obs[i, k] = (gyro[i, k] + noise[i, k]) * OBS_GYRO
-        actor_obs[i, 3 + k] = -(gravity[i, k] + noise[i, 3 + k])
-        critic_obs[i, k] = gyro[i, k] * OBS_GYRO
-        critic_obs[i, 3 + k] = -gravity[i, k]
-        actor_obs[i, 93 + k] = commands[i, k]
-        critic_obs[i, 93 + k] = commands[i, k]
-        critic_obs[i, 98 + k] = linvel[i, k] * OBS_LINVEL
-    for j in range(dof_pos.shape[1]):
-        q = dof_pos[i, j] - default_angles[j]  # float64, as in the reference
-        actor_obs[i, 6 + j] = q + noise[i, 6 + j]
-        critic_obs[i, 6 + j] = q
-        actor_obs[i, 35 + j] = (dof_vel[i, j] + noise[i, 35 + j]) * OBS_DOF_VEL
-        critic_obs[i, 35 + j] = dof_vel[i, j] * OBS_DOF_VEL
-        actor_obs[i, 64 + j] = actions[i, j]
-        critic_obs[i, 64 + j] = actions[i, j]
-    for f in range(2):
-        actor_obs[i, 96 + f] = gait_phase[i, f]
-        critic_obs[i, 96 + f] = gait_phase[i, f]
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH, nogil=True, error_model="numpy")
 def walk_update_state(linvel, gyro, gravity, dof_pos, dof_vel, base_z, feet_pos, feet_quat, contacts,
                       commands, actions, last_actions, gait_phase, air_time, noise,
-                      default_angles, pose_weights, upper_weights, scales, params, nchunks, write_obs,
+                      default_angles, pose_weights, upper_weights, scales, params, cos_tilt, nchunks, write_obs,
                       reward, terminated, actor_obs, critic_obs, log_partials):
     n = reward.shape[0]
     nj = dof_pos.shape[1]
-    sigma, feet_sigma = params[P_SIGMA], params[P_FEET_SIGMA]
+    sigma = np.float32(params[P_SIGMA])
+    feet_sigma = np.float32(params[P_FEET_SIGMA])
     swing = np.float32(params[P_SWING])
+    height_target = np.float32(params[P_HEIGHT])
+    close_thr = np.float32(params[P_CLOSE])
+    min_fwd = np.float32(params[P_MIN_FWD])
     air_lo, air_hi = np.float32(params[P_AIR_LO]), np.float32(params[P_AIR_HI])
-    need_heights = scales[T_PHASE] != 0.0 or scales[T_CONTACT] != 0.0 or scales[T_CONTRAST] != 0.0
-    need_contact = scales[T_CONTACT] != 0.0 or scales[T_DOUBLE] != 0.0
+    ctrl_dt, min_z = params[P_DT], params[P_MIN_Z]
+    s = scales
+    need_heights = s[T_PHASE] != 0.0 or s[T_CONTACT] != 0.0 or s[T_CONTRAST] != 0.0
+    need_contact = s[T_CONTACT] != 0.0 or s[T_DOUBLE] != 0.0
     chunk = (n + nchunks - 1) // nchunks
     for c in prange(nchunks):
-        acc = np.zeros(log_partials.shape[1])  # one small allocation per chunk, never per env
-        term = np.zeros(NT)
+        a = np.zeros(NT)  # chunk accumulators live in a0..a21 below; this row only receives them
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = 0.0
+        a11 = a12 = a13 = a14 = a15 = a16 = a17 = a18 = a19 = a20 = a21 = 0.0
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            ex = float(commands[i, 0]) - linvel[i, 0]
-            ey = float(commands[i, 1]) - linvel[i, 1]
-            term[T_LIN] = math.exp(-(ex * ex + ey * ey) / sigma)
-            ez = float(commands[i, 2]) - gyro[i, 2]
-            term[T_ANG] = math.exp(-(ez * ez) / sigma)
-            angxy = float(gyro[i, 0]) * gyro[i, 0] + float(gyro[i, 1]) * gyro[i, 1]
-            term[T_P_ANGXY] = angxy
-            term[T_ANGXY] = angxy
-            ori = float(gravity[i, 0]) * gravity[i, 0] + float(gravity[i, 1]) * gravity[i, 1]
-            term[T_P_ORI] = ori
-            term[T_ORI] = ori
-            rate = 0.0
-            pose = 0.0
-            upper = 0.0
+            ex = commands[i, 0] - linvel[i, 0]
+            ey = commands[i, 1] - linvel[i, 1]
+            t_lin = math.exp(-(ex * ex + ey * ey) / sigma) if s[T_LIN] != 0.0 else F0
+            ez = commands[i, 2] - gyro[i, 2]
+            t_ang = math.exp(-(ez * ez) / sigma) if s[T_ANG] != 0.0 else F0
+            angxy = gyro[i, 0] * gyro[i, 0] + gyro[i, 1] * gyro[i, 1]
+            ori = gravity[i, 0] * gravity[i, 0] + gravity[i, 1] * gravity[i, 1]
+            rate = F0
+            pose = F0
+            upper = F0
             for j in range(nj):
-                d = float(actions[i, j]) - last_actions[i, j]
+                d = actions[i, j] - last_actions[i, j]
                 rate += d * d
-                q = float(dof_pos[i, j]) - default_angles[j]
+                q = dof_pos[i, j] - default_angles[j]
                 pose += pose_weights[j] * q * q
                 upper += upper_weights[j] * q * q
-            term[T_P_RATE] = rate
-            term[T_RATE] = rate
-            term[T_POSE] = pose
-            term[T_UPPER] = upper
-            fo = 0.0
-            for f in range(2):
-                fo += float(feet_quat[i, f, 1]) * feet_quat[i, f, 1] + float(feet_quat[i, f, 2]) * feet_quat[i, f, 2]
-            term[T_FEET_ORI] = fo
-            term[T_ALIVE] = 1.0
-            dz = float(base_z[i]) - params[P_HEIGHT]
-            term[T_HEIGHT] = dz * dz
-            lz = float(feet_pos[i, 0, 2])
-            rz = float(feet_pos[i, 1, 2])
-            hl = 0.0
-            hr = 0.0
+            feet_ori = (feet_quat[i, 0, 1] * feet_quat[i, 0, 1] + feet_quat[i, 0, 2] * feet_quat[i, 0, 2]
+                        + feet_quat[i, 1, 1] * feet_quat[i, 1, 1] + feet_quat[i, 1, 2] * feet_quat[i, 1, 2])
+            dz = base_z[i] - height_target
+            lz = feet_pos[i, 0, 2]
+            rz = feet_pos[i, 1, 2]
+            hl = F0
+            hr = F0
             if need_heights:
-                hl = float(swing_height(gait_phase[i, 0], swing))
-                hr = float(swing_height(gait_phase[i, 1], swing))
-            if scales[T_PHASE] != 0.0:
-                gate = max(float(linvel[i, 0]), 0.0) >= params[P_MIN_FWD]
+                hl = swing_height(gait_phase[i, 0], swing)
+                hr = swing_height(gait_phase[i, 1], swing)
+            t_phase = F0
+            if s[T_PHASE] != 0.0 and max(linvel[i, 0], F0) >= min_fwd:
                 el = lz - hl
                 er = rz - hr
-                term[T_PHASE] = math.exp(-(el * el + er * er) / feet_sigma) if gate else 0.0
-            if scales[T_CLOSE] != 0.0:
-                dx = float(feet_pos[i, 0, 0]) - feet_pos[i, 1, 0]
-                dy = float(feet_pos[i, 0, 1]) - feet_pos[i, 1, 1]
-                dist = math.sqrt(dx * dx + dy * dy)
-                thr = params[P_CLOSE]
-                term[T_CLOSE] = (dist - thr) * (dist - thr) if dist < thr else 0.0
+                t_phase = math.exp(-(el * el + er * er) / feet_sigma)
+            dx = feet_pos[i, 0, 0] - feet_pos[i, 1, 0]
+            dy = feet_pos[i, 0, 1] - feet_pos[i, 1, 1]
+            dist = np.float32(math.sqrt(dx * dx + dy * dy))
+            t_close = (dist - close_thr) * (dist - close_thr) if dist < close_thr else F0
             cl = False
             cr = False
             if need_contact:
                 cl = foot_contact(contacts, i, 0)
                 cr = foot_contact(contacts, i, 1)
-            if scales[T_CONTACT] != 0.0:
-                half = swing * np.float32(0.5)
-                sl = np.float32(hl) <= half
-                sr = np.float32(hr) <= half
-                term[T_CONTACT] = 0.5 * ((1.0 if cl == sl else 0.0) + (1.0 if cr == sr else 0.0))
-            if scales[T_DOUBLE] != 0.0:
-                term[T_DOUBLE] = max(float(commands[i, 0]), 0.0) if (cl and cr) else 0.0
-            if scales[T_AIR] != 0.0:
-                count = 0.0
-                for f in range(2):
-                    t = air_time[i, f]
-                    if t > air_lo and t < air_hi:  # float32 compares, as in the reference
-                        count += 1.0
-                term[T_AIR] = count
-            vx = float(linvel[i, 0])
-            cx = max(float(commands[i, 0]), 0.0)
-            term[T_FWD] = min(max(vx, 0.0), cx)
-            under = max(float(commands[i, 0]) - vx, 0.0)
-            term[T_UNDER] = under * under
-            term[T_LINZ] = float(linvel[i, 2]) * linvel[i, 2]
-            if scales[T_CONTRAST] != 0.0:
+            half = swing * F05
+            t_contact = F05 * ((F1 if cl == (hl <= half) else F0) + (F1 if cr == (hr <= half) else F0))
+            t_double = max(commands[i, 0], F0) if (cl and cr) else F0
+            t_air = F0
+            for f in range(2):
+                t_air += F1 if (air_time[i, f] > air_lo) & (air_time[i, f] < air_hi) else F0
+            vx = linvel[i, 0]
+            t_fwd = min(max(vx, F0), max(commands[i, 0], F0))
+            under = max(commands[i, 0] - vx, F0)
+            t_contrast = F0
+            if s[T_CONTRAST] != 0.0:
                 e = (lz - rz) - (hl - hr)
-                term[T_CONTRAST] = math.exp(-(e * e) / feet_sigma)
-            total = 0.0
-            for k in range(NT):
-                s = scales[k]
-                if s != 0.0:
-                    w = s * term[k]
-                    total += w
-                    acc[k] += w
-            reward[i] = np.float32(total * params[P_DT])
+                t_contrast = math.exp(-(e * e) / feet_sigma)
 
-            terminated[i] = is_terminated(gravity[i, 2], base_z[i], params[P_TILT], params[P_MIN_Z])
+            w0 = weighted(s[T_LIN], t_lin)
+            w1 = weighted(s[T_ANG], t_ang)
+            w2 = weighted(s[T_P_ANGXY], angxy)
+            w3 = weighted(s[T_ANGXY], angxy)
+            w4 = weighted(s[T_P_ORI], ori)
+            w5 = weighted(s[T_ORI], ori)
+            w6 = weighted(s[T_P_RATE], rate)
+            w7 = weighted(s[T_RATE], rate)
+            w8 = weighted(s[T_POSE], pose)
+            w9 = weighted(s[T_UPPER], upper)
+            w10 = weighted(s[T_FEET_ORI], feet_ori)
+            w11 = weighted(s[T_PHASE], t_phase)
+            w12 = weighted(s[T_ALIVE], F1)
+            w13 = weighted(s[T_HEIGHT], dz * dz)
+            w14 = weighted(s[T_CLOSE], t_close)
+            w15 = weighted(s[T_CONTACT], t_contact)
+            w16 = weighted(s[T_DOUBLE], t_double)
+            w17 = weighted(s[T_AIR], t_air)
+            w18 = weighted(s[T_FWD], t_fwd)
+            w19 = weighted(s[T_UNDER], under * under)
+            w20 = weighted(s[T_LINZ], linvel[i, 2] * linvel[i, 2])
+            w21 = weighted(s[T_CONTRAST], t_contrast)
+            a0 += w0
+            a1 += w1
+            a2 += w2
+            a3 += w3
+            a4 += w4
+            a5 += w5
+            a6 += w6
+            a7 += w7
+            a8 += w8
+            a9 += w9
+            a10 += w10
+            a11 += w11
+            a12 += w12
+            a13 += w13
+            a14 += w14
+            a15 += w15
+            a16 += w16
+            a17 += w17
+            a18 += w18
+            a19 += w19
+            a20 += w20
+            a21 += w21
+            total = (((w0 + w1) + (w2 + w3)) + ((w4 + w5) + (w6 + w7)) + ((w8 + w9) + (w10 + w11))
+                     + ((w12 + w13) + (w14 + w15)) + ((w16 + w17) + (w18 + w19)) + (w20 + w21))
+            reward[i] = np.float32(total * ctrl_dt)
+            terminated[i] = is_terminated(gravity[i, 2], base_z[i], cos_tilt, min_z)
             if write_obs:
                 write_obs_row(i, linvel, gyro, gravity, dof_pos, dof_vel, commands, actions, gait_phase, noise,
                               default_angles, actor_obs, critic_obs)
-        for k in range(log_partials.shape[1]):
-            log_partials[c, k] = acc[k]
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = a0, a1, a2, a3, a4, a5, a6, a7
+        a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15] = a8, a9, a10, a11, a12, a13, a14, a15
+        a[16], a[17], a[18], a[19], a[20], a[21] = a16, a17, a18, a19, a20, a21
+        for k in range(NT):
+            log_partials[c, k] = a[k]
 
 
 def launch(inp, nchunks: int, out) -> None:
-    """Run the kernel on `inp` into the preallocated `out` (reward, terminated, actor, critic, partials)."""
+    """Run the kernel on `inp` into the preallocated `out` (reward, terminated, actor, critic, partials).
+
+    Shared float64 constants become float32 here (29 values, once per call) so the row math is float32.
+    """
     walk_update_state(inp.linvel, inp.gyro, inp.gravity, inp.dof_pos, inp.dof_vel, inp.base_z, inp.feet_pos,
                       inp.feet_quat, inp.contacts, inp.commands, inp.actions, inp.last_actions,
-                      inp.gait_phase, inp.air_time, inp.noise, inp.default_angles, inp.pose_weights,
-                      inp.upper_weights, inp.scales, inp.params, nchunks, bool(inp.observations), *out)
+                      inp.gait_phase, inp.air_time, inp.noise, inp.default_angles.astype(np.float32),
+                      inp.pose_weights.astype(np.float32), inp.upper_weights.astype(np.float32), inp.scales,
+                      inp.params, cos_max_tilt(inp.params), nchunks, bool(inp.observations), *out)
