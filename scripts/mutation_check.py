@@ -6,9 +6,9 @@ copy standing in for the real module, and reports caught/missed per term. The nu
 scales are untouched (scales are shared inputs: mutate code, not scales). The profile has every term
 active and the inputs are the coverage inputs (`make_parity_inputs`), so no term is 0 everywhere.
 
-Anchors (see ANCHORS): walk and probe, the assignment `term[T_<SLOT>] = ...`; motion tracking, the
+Anchors (see TASKS): walk and probe, the term value in `wK = weighted(s[T_<SLOT>], <value>)`; motion tracking, the
 weighted-term assignment `w = scale[<k>] * ...`. If a kernel is restructured and an anchor matches
-zero or several statements, the script stops loudly (exit 3) naming the term: update ANCHORS.
+zero or several statements, the script stops loudly (exit 3) naming the term: update TASKS and _matches.
 
     python scripts/mutation_check.py                                  # every task and term (minutes)
     python scripts/mutation_check.py --tasks g1_walk_flat --terms penalty_close_feet_xy
@@ -41,12 +41,12 @@ EXIT_SURVIVED, EXIT_USAGE, EXIT_ANCHOR = 1, 2, 3
 class TaskSpec:
     module: str  # the fused module to mutate
     profile: str  # a profile with every term active
-    anchor: str  # "term-slot" or "weighted-scale"
+    anchor: str  # "weighted-call" or "weighted-scale"
 
 
 TASKS = {
-    "g1_walk_flat": TaskSpec("rlperf.envs.walk.fused", "full_supported", "term-slot"),
-    "probe": TaskSpec("rlperf.envs.probe.fused", "default", "term-slot"),
+    "g1_walk_flat": TaskSpec("rlperf.envs.walk.fused", "full_supported", "weighted-call"),
+    "probe": TaskSpec("rlperf.envs.probe.fused", "default", "weighted-call"),
     "g1_motion_tracking": TaskSpec("rlperf.envs.motion_tracking.fused", "full_supported", "weighted-scale"),
 }
 
@@ -75,10 +75,11 @@ def _matches(node: ast.AST, spec: TaskSpec, slot: int, slot_name: str | None) ->
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
         return False
     target = node.targets[0]
-    if spec.anchor == "term-slot":  # term[T_X] = <value>
-        return (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-                and target.value.id == "term" and isinstance(target.slice, ast.Name)
-                and target.slice.id == slot_name)
+    if spec.anchor == "weighted-call":  # wK = weighted(s[T_X], <value>)
+        call = node.value
+        return (isinstance(target, ast.Name) and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id == "weighted" and len(call.args) == 2 and isinstance(call.args[0], ast.Subscript)
+                and isinstance(call.args[0].slice, ast.Name) and call.args[0].slice.id == slot_name)
     # w = scale[k] * <rest>
     value = node.value
     while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) and isinstance(value.left, ast.BinOp):
@@ -95,15 +96,19 @@ def mutated_source(task: str, term: str) -> str:
 
     spec = TASKS[task]
     slot = list(registry.get(task).terms).index(term)
-    slot_name = _slot_names(spec.module).get(slot) if spec.anchor == "term-slot" else None
+    slot_name = _slot_names(spec.module).get(slot) if spec.anchor != "weighted-scale" else None
     tree = ast.parse(inspect.getsource(importlib.import_module(spec.module)))
     hits = [node for node in ast.walk(tree) if _matches(node, spec, slot, slot_name)]
     if len(hits) != 1:
-        where = f"term[{slot_name}] = ..." if spec.anchor == "term-slot" else f"w = scale[{slot}] * ..."
+        where = {"weighted-call": f"wK = weighted(s[{slot_name}], ...)",
+                 "weighted-scale": f"w = scale[{slot}] * ..."}[spec.anchor]
         raise AnchorError(f"{task}: anchor for term {term!r} ({where}) matched {len(hits)} statements in "
-                          f"{spec.module}; update ANCHORS in scripts/mutation_check.py")
+                          f"{spec.module}; update TASKS and _matches in scripts/mutation_check.py")
     node = hits[0]
-    node.value = ast.BinOp(left=node.value, op=ast.Mult(), right=ast.Constant(FACTOR))
+    if spec.anchor == "weighted-call":  # scale the term's value, leave its scale (a shared input) alone
+        node.value.args[1] = ast.BinOp(left=node.value.args[1], op=ast.Mult(), right=ast.Constant(FACTOR))
+    else:
+        node.value = ast.BinOp(left=node.value, op=ast.Mult(), right=ast.Constant(FACTOR))
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
