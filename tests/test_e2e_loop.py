@@ -14,6 +14,8 @@ from rlperf.e2e.loop.prefetch import ReplayBatches
 from rlperf.e2e.loop.schedules import run_block
 from rlperf.e2e.report import iteration_parts, point_summary
 from rlperf.errors import UsageError
+from rlperf.replay.peers import PEER_SPECS
+from rlperf.replay.placements import SPECS
 from rlperf.workload import compose
 from test_e2e_loop_fake import FakeCollector
 
@@ -119,7 +121,8 @@ def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
     wl = compose("g1_motion_tracking", "mujoco")
     for name in single_gpu_placements():
         verdict = replay_memory_verdict(name, wl, wl.capacity_rows, cuda=False, host_available=2**40, device_free=0)
-        assert verdict.ok == (name in CPU_PLACEMENTS), (name, verdict.reason)
+        assert verdict.ok == (not SPECS[name].needs_cuda), (name, verdict.reason)  # host-kind storage runs on a CPU
+    assert set(CPU_PLACEMENTS) <= set(single_gpu_placements()) and not set(PEER_SPECS) & set(single_gpu_placements())
     small = replay_memory_verdict("host", wl, wl.capacity_rows, cuda=False, host_available=2**30, device_free=0)
     assert not small.ok and "needs" in small.reason and "available" in small.reason and " B)" in small.reason
     with pytest.raises(UsageError, match="valid: host"):

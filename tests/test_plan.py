@@ -10,16 +10,17 @@ import pytest
 from rlperf.cli import main
 from rlperf.errors import UsageError
 from rlperf.plan import MachineCeilings, candidates, plan
-from rlperf.plan.candidates import TRANSFER_OF, TRANSFERS
+from rlperf.plan.candidates import RANK_TRANSFER_OF, TRANSFER_OF, TRANSFERS
 from rlperf.plan.ceilings import from_results
 from rlperf.replay.multirank import RANK_SPECS
-from rlperf.replay.peers import PEER_SPECS
-from rlperf.replay.placements import SPECS
+from rlperf.replay.placements import PLACEMENTS
+from rlperf.replay.placements.specs import TRANSFERS as REGISTRY_TRANSFERS
 
 GIB = 2**30
 MT = dict(obs=160, act=29, critic=289, sample_rows=32_768)  # g1_motion_tracking: 930 floats, S = 32,768
 BATCH = 32_768 * 3_720  # 121,896,960 B
 PADDED_BATCH = 32_768 * 3_728
+SLIM_BATCH = 32_768 * 1_872  # bf16 vectors and actions, one-byte flags, padded to 16 bytes
 # A round-number machine: 100 GB/s host copy, 50 GB/s pinned H2D, 4 TB/s HBM copy, 100 GiB free on each side.
 FIXTURE = MachineCeilings(machine="fixture", source="test", host_copy_Bps=100e9, h2d_Bps=50e9, d2d_Bps=4e12,
                           host_free_bytes=100 * GIB, device_free_bytes=100 * GIB, gpu_count=1)
@@ -37,9 +38,14 @@ def _by_name(rows):
 
 def test_every_registered_placement_is_a_candidate_with_a_known_transfer():
     names = {c.name for c in candidates(1)}
-    assert names == {*SPECS, *PEER_SPECS, *RANK_SPECS}
+    assert names == {*PLACEMENTS, *RANK_SPECS}
+    assert {"torchrl-host", "torchrl-device-td", "gpu-bf16", "host-compact"} <= names  # peers and new layouts
     assert {c.name for c in candidates(4)} == set(RANK_SPECS)
-    assert set(TRANSFER_OF.values()) <= set(TRANSFERS)
+    # a new registry transfer or rank placement needs a time model here
+    assert set(TRANSFER_OF) == set(REGISTRY_TRANSFERS) and set(RANK_TRANSFER_OF) == set(RANK_SPECS)
+    assert {*TRANSFER_OF.values(), *RANK_TRANSFER_OF.values()} == set(TRANSFERS)
+    by_name = {c.name: c for c in candidates(1)}
+    assert by_name["gpu-compact"].layout_name == "compact" and by_name["torchrl-host"].transfer == "h2d-repin"
 
 
 def test_fixture_ranking_follows_the_bytes_over_each_critical_resource():
@@ -55,6 +61,11 @@ def test_fixture_ranking_follows_the_bytes_over_each_critical_resource():
     assert ms["host-pipelined"] == pytest.approx(max(gather, copy) * 9 / 8)
     assert ms["host"] == pytest.approx(gather + copy)
     assert ms["torchrl-host"] == pytest.approx(gather + gather + copy)  # the buffer pins each batch: a host copy more
+    # bf16 and compact layouts move their own batch rows (1,872 B: elision saves storage, not traffic)
+    assert ms["gpu-bf16"] == pytest.approx(ms["gpu-compact"]) == pytest.approx(2 * SLIM_BATCH / 4e12 * 1e3)
+    assert ms["host-bf16"] == pytest.approx(ms["host-compact"]) == pytest.approx(
+        2 * SLIM_BATCH / 100e9 * 1e3 + SLIM_BATCH / 50e9 * 1e3)
+    assert ms["uva-bf16"] == pytest.approx(SLIM_BATCH / (0.9 * 50e9) * 1e3)
     order = [r.name for r in rows]
     first = lambda names: min(order.index(n) for n in names)  # noqa: E731
     last = lambda names: max(order.index(n) for n in names)  # noqa: E731
@@ -65,14 +76,27 @@ def test_fixture_ranking_follows_the_bytes_over_each_critical_resource():
     # equal time: less device memory first (TorchRL keeps one batch on the device, the ring two)
     assert order.index("torchrl-device") < order.index("gpu")
     assert order.index("gpu") < order.index("gpu-padded")  # 8 more bytes per row
+    for slim, fp32 in (("gpu-bf16", "gpu"), ("host-bf16", "host"), ("uva-bf16", "uva")):
+        assert order.index(slim) < order.index(fp32)
+    # equal time: the compact ring (976 B stored rows) needs less device memory than the bf16 one
+    assert order.index("gpu-compact") < order.index("gpu-bf16")
 
 
 def test_layout_changes_the_row_and_keeps_a_placements_alignment():
-    rows = _by_name(_plan(layout="padded-bf16"))
+    rows = _by_name(_plan(layout="bf16-slim"))
     assert rows["gpu"].estimate.row_bytes == 1_872
-    assert rows["gpu"].estimate.model_ms == pytest.approx(2 * 32_768 * 1_872 / 4e12 * 1e3)
-    elided = _by_name(_plan(layout="elided-bf16"))
-    assert elided["gpu"].estimate.row_bytes == 968 and elided["uva"].estimate.row_bytes == 976  # padded to 16
+    assert rows["gpu"].estimate.model_ms == pytest.approx(2 * SLIM_BATCH / 4e12 * 1e3)
+    packed = _by_name(_plan(layout="fp32"))
+    assert packed["gpu"].estimate.row_bytes == 3_720 and packed["uva"].estimate.row_bytes == 3_728  # padded to 16
+    compact = _by_name(_plan(layout="compact"))
+    assert compact["gpu"].estimate.row_bytes == 976  # stored; the batch still moves 1,872 B rows
+    assert compact["gpu"].estimate.bytes["device_read"] == SLIM_BATCH
+
+
+def test_the_compact_ring_fits_2_26_rows_where_packed_rows_do_not():
+    rows = _by_name(_plan(capacity=2**26))
+    assert rows["gpu-compact"].feasible and not rows["gpu"].feasible and not rows["gpu-bf16"].feasible
+    assert rows["gpu-compact"].estimate.device_bytes > 2**26 * 976  # the terminal table and slot index count
 
 
 def test_infeasible_points_name_bytes_needed_and_available():
@@ -123,7 +147,7 @@ def test_last_measured_figure_sits_beside_the_model_of_the_same_point():
     assert rows["host"].measured.metric == "cpu_sample_then_h2d_wall"  # the end-to-end figure wins
     assert "cupy" in rows["uva"].measured_note
     assert rows["gpu-fused"].measured is None and rows["gpu-fused"].measured_note == "not measured at this point"
-    other = _by_name(_plan(ceil=ceil, results=doc, layout="padded-bf16"))
+    other = _by_name(_plan(ceil=ceil, results=doc, layout="bf16-slim"))
     assert other["gpu"].measured is None and "3,720 B rows" in other["gpu"].measured_note
 
 
@@ -151,7 +175,7 @@ def test_cli_ranks_from_a_machines_results(results_dir, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--layout", "fp8"], "unknown layout 'fp8'; valid: native, packed-fp32"),
+    (["--layout", "fp8"], "unknown layout 'fp8'; valid: native, fp32, fp32-padded"),
     (["--gpus", "0"], "--gpus: '0' is not a positive integer"),
     (["--gpus", "1,2"], "--gpus takes one positive integer"),
     (["--capacity-exponent", "41"], "beyond any machine"),

@@ -1,4 +1,5 @@
-"""TorchRL peer placements: torch-free specs, and integrity of what TorchRL's buffer hands back.
+"""TorchRL peer placements: registered like any placement (torch-free specs, skipped with a reason
+without the extra), and integrity of what TorchRL's buffer hands back.
 
 The integrity tests need the optional extra (`pip install rlperf[torchrl]`) and skip with that reason
 without it; the device-storage variants carry the `gpu` marker.
@@ -12,8 +13,10 @@ import pytest
 
 from rlperf.replay.layout import RowLayout
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
+from rlperf.errors import UsageError
+from rlperf.replay import cases
 from rlperf.replay.peers import PEER_SPECS
-from rlperf.replay.placements import SPECS
+from rlperf.replay.placements import PLACEMENTS, lookup, valid_combinations
 
 HAVE_TORCHRL = all(importlib.util.find_spec(m) is not None for m in ("torchrl", "tensordict"))
 needs_torchrl = pytest.mark.skipif(not HAVE_TORCHRL, reason="torchrl/tensordict not installed "
@@ -23,9 +26,12 @@ HOST_PEERS = ("torchrl-host", "torchrl-host-td")
 DEVICE_PEERS = ("torchrl-device", "torchrl-device-td")
 
 
-def test_peer_specs_are_placement_specs_with_their_own_names():
+def test_peers_are_named_placements_of_the_one_registry():
     assert set(PEER_SPECS) == {*HOST_PEERS, *DEVICE_PEERS}
-    assert not set(PEER_SPECS) & set(SPECS)
+    assert all(PLACEMENTS[name] is spec for name, spec in PEER_SPECS.items())
+    assert set(PEER_SPECS.values()) <= set(valid_combinations())
+    assert set(PEER_SPECS) <= set(cases.DEFAULT_PLACEMENTS)  # what the CLI, asv and pytest-benchmark enumerate
+    assert lookup("storage=device-fp32,transfer=torchrl-td") is PEER_SPECS["torchrl-device-td"]
     for name in HOST_PEERS:
         assert PEER_SPECS[name].metrics == (CPU_SAMPLE, END_TO_END) and not PEER_SPECS[name].needs_cuda
     for name in DEVICE_PEERS:
@@ -41,10 +47,19 @@ def test_peer_memory_counts_storage_and_the_batch_torchrl_allocates():
     assert dev.device_bytes == 2**20 * 3_720 + 32_768 * 3_720 + 32_768 * 8
 
 
-def test_missing_extra_is_a_reason_not_a_crash(monkeypatch):
+def test_peers_store_packed_fp32_rows_only():
+    with pytest.raises(UsageError, match="stores fp32 rows, not layout 'bf16-slim'"):
+        lookup("storage=host-bf16-slim,transfer=torchrl-pinned")
+
+
+def test_missing_extra_is_a_skip_reason_not_a_crash(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     reason = PEER_SPECS["torchrl-host"].unavailable_reason()
     assert "torchrl" in reason and "tensordict" in reason
+    res = cases.Resources(cuda_devices=1, host_available_bytes=64 * 2**30, device_free_bytes=64 * 2**30)
+    for name in PEER_SPECS:
+        verdict = cases.feasibility(cases.ReplayCase("g1_walk_flat", "mujoco", name, 2**15), res)
+        assert not verdict.ok and "torchrl" in verdict.reason
 
 
 def _peer(name: str, *, capacity: int = 3_000, sample_rows: int = 400, device=None):
@@ -81,13 +96,11 @@ def test_host_peer_verify_catches_rows_that_are_not_the_written_ones(name):
 
 
 @needs_torchrl
-def test_host_peer_is_timed_by_the_shared_runner_like_any_placement(monkeypatch):
-    """Registered in the case table (as the lead's one line will do), the peer runs through run_case:
-    guard, setup, row-by-row verification, then timing entries with bytes and samples."""
-    from rlperf.replay import cases
+def test_host_peer_is_timed_by_the_shared_runner_like_any_placement():
+    """The peer runs through run_case like any placement: guard, setup, row-by-row verification, then
+    timing entries with bytes and samples."""
     from rlperf.replay.run import run_case
 
-    monkeypatch.setitem(cases.ALL_SPECS, "torchrl-host", PEER_SPECS["torchrl-host"])
     case = cases.ReplayCase("g1_walk_flat", "mujoco", "torchrl-host", 2**15)
     res = cases.Resources(cuda_devices=0, host_available_bytes=8 * 2**30, device_free_bytes=0)
     outcome = run_case(case, res, warmup=1, repeat=2, threads=1, seed=3)
@@ -95,6 +108,7 @@ def test_host_peer_is_timed_by_the_shared_runner_like_any_placement(monkeypatch)
     entry = outcome.result["timings"][CPU_SAMPLE]
     assert len(entry["samples_ms"]) == 2 and entry["bytes_moved"] == 2 * 32_768 * 1_720
     assert [s["metric"] for s in outcome.skipped] == [END_TO_END]
+    assert outcome.result["transfer"] == "torchrl-pinned" and outcome.result["storage_bytes"] == 2**15 * 1_720
 
 
 @needs_torchrl

@@ -1,25 +1,28 @@
 """Bytes, memory and modelled time per learner iteration of one candidate on one machine.
 
-The byte arithmetic is the traffic model's (`replay.multirank.traffic.rank_traffic`, `layout_row_bytes`)
-and the memory rules are the placements' own specs; this module only turns bytes into milliseconds at
+Rows are the layouts' own bytes (`replay.layouts`: stored rows for memory, batch rows for what moves),
+the per-rank byte split is the traffic model's (`replay.multirank.traffic.rank_traffic`) and the memory
+rules are the placements' own specs; this module only turns bytes into milliseconds at
 the machine's measured ceilings, the same floor convention as the timing entries of `rlperf replay`
 (a gather reads and writes its bytes; a copy moves them once). Formulas: docs/limits.md 1.4.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from rlperf.measure import guards
 from rlperf.plan.candidates import Candidate
 from rlperf.plan.ceilings import MachineCeilings
-from rlperf.replay.multirank.traffic import Rates, layout_row_bytes, rank_traffic
+from rlperf.replay.layout import RowLayout
+from rlperf.replay.layouts import LAYOUTS as STORAGE_LAYOUTS
+from rlperf.replay.layouts import StorageLayout, storage_layout
+from rlperf.replay.multirank.traffic import Rates, rank_traffic
 from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
 
-# --layout choice -> key of traffic.layout_row_bytes; "native" is each placement's own stored row.
-LAYOUTS = {"native": None, "packed-fp32": "packed fp32", "padded-fp32": "padded fp32",
-           "padded-bf16": "padded bf16", "elided-fp32": "next-obs elided fp32",
-           "elided-bf16": "elided, bf16 + fp32 scalars"}
+# --layout choices: "native" is each placement's own layout, else a registered layout for every candidate.
+LAYOUTS = ("native", *STORAGE_LAYOUTS)
 PIPELINE_CHUNKS = 8  # host-pipelined's chunk count (placements/host.py)
 UVA_EFFICIENCY = 0.9  # SM-issued reads reach ~90% of the copy-engine rate (docs/limits.md 2.5)
 NVLINK_Bps = Rates().nvlink_busbw_Bps  # not measured by the ceilings: the traffic model's [ref] figure
@@ -31,7 +34,7 @@ class Infeasible(Exception):
 
 @dataclass(frozen=True)
 class Estimate:
-    row_bytes: int
+    row_bytes: int  # stored bytes per row (what a run records as stored_row_bytes)
     bytes: dict[str, float]  # per rank and iteration: h2d, host_read, device_read, interconnect_in/out
     host_bytes: int  # host memory on the machine
     device_bytes: int  # device memory per GPU
@@ -40,20 +43,17 @@ class Estimate:
     notes: tuple[str, ...] = ()
 
 
-def row_bytes(cand: Candidate, obs: int, act: int, critic: int, layout: str) -> int:
-    """Stored bytes per row: the placement's own layout ("native") or the chosen one, padded up to the
-    placement's alignment (a 16-byte kernel keeps its 16-byte rows)."""
-    if layout == "native":
-        width = 2 * obs + act + 3 + 2 * critic
-        row = width * 4
-    else:
-        row = layout_row_bytes(obs, act, critic)[LAYOUTS[layout]]
-    a = cand.align_bytes
-    return -(-row // a) * a if a else row
+def stored_layout(cand: Candidate, dims: RowLayout, layout: str) -> StorageLayout:
+    """The candidate's own layout ("native") or the chosen one, padded up to the placement's alignment
+    (a 16-byte kernel keeps its 16-byte rows)."""
+    lay = storage_layout(cand.layout_name if layout == "native" else layout, dims)
+    return dataclasses.replace(lay, align_bytes=max(lay.align_bytes, cand.align_bytes))
 
 
-def iteration_bytes(cand: Candidate, row: int, s: int, world: int, capacity: int) -> dict[str, float]:
-    """Bytes one rank moves per learner iteration, in the keys the placements report."""
+def iteration_bytes(cand: Candidate, lay: StorageLayout, s: int, world: int, capacity: int) -> dict[str, float]:
+    """Bytes one rank moves per learner iteration, in the keys the placements report: a batch moves
+    batch rows (elision saves storage, not traffic), the cache refreshes stored rows."""
+    row = lay.batch_row_bytes
     if cand.transfer in ("h2d", "h2d-pageable", "h2d-repin", "h2d-pipelined", "uva"):
         return rank_traffic("shared-host", row, s, world)
     if cand.transfer == "none":
@@ -61,7 +61,7 @@ def iteration_bytes(cand: Candidate, row: int, s: int, world: int, capacity: int
     if cand.transfer == "exchange":
         return rank_traffic("sharded-global", row, s, world)
     if cand.transfer == "cache":
-        block = min(capacity, CACHE_ROWS_MAX) // REFRESH_PERIOD * row
+        block = min(capacity, CACHE_ROWS_MAX) // REFRESH_PERIOD * lay.stored_row_bytes
         return {"h2d": float(block), "host_read": float(block), "device_read": float(s * row),
                 "interconnect_in": 0.0, "interconnect_out": 0.0}
     raise KeyError(cand.transfer)
@@ -111,9 +111,9 @@ def model_ms(cand: Candidate, b: dict[str, float], world: int, ceil: MachineCeil
 def estimate(cand: Candidate, *, obs: int, act: int, critic: int, sample_rows: int, capacity: int, world: int,
              layout: str, ceil: MachineCeilings) -> Estimate:
     """The candidate's bytes, memory and modelled time; raises Infeasible with the reason when it cannot run."""
-    row = row_bytes(cand, obs, act, critic, layout)
-    host, device = cand.memory(row, capacity, sample_rows, world)
-    b = iteration_bytes(cand, row, sample_rows, world, capacity)
+    lay = stored_layout(cand, RowLayout(obs, act, critic), layout)
+    host, device = cand.memory(lay, capacity, sample_rows, world)
+    b = iteration_bytes(cand, lay, sample_rows, world, capacity)
     what = f"{cand.name} at {capacity:,} rows" + (f" on {world} ranks" if cand.multi_rank else "")
     if cand.needs_cuda and not ceil.cuda:
         raise Infeasible(f"{cand.name} needs a CUDA device; {ceil.machine} has none")
@@ -131,4 +131,4 @@ def estimate(cand: Candidate, *, obs: int, act: int, critic: int, sample_rows: i
         if not verdict.ok:
             raise Infeasible(verdict.reason)
     ms, bound, notes = model_ms(cand, b, world, ceil)
-    return Estimate(row, b, host, device, ms, bound, notes)
+    return Estimate(lay.stored_row_bytes, b, host, device, ms, bound, notes)

@@ -58,7 +58,7 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
                                            warmup=warmup, repeat=repeat, ceilings=ceilings or {},
                                            clock=CLOCKS[metric], resources=resource_bytes(metric, per_sample))
         memory = peak.read()
-        storage_bytes = placement.storage.nbytes
+        storage_bytes = placement.storage_bytes
     except torch.cuda.OutOfMemoryError as exc:
         return CaseOutcome(skipped=[skip_record(case, f"device OOM during benchmark allocation/run: {exc}")])
     except NotImplementedError as exc:

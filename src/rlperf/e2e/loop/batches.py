@@ -23,8 +23,9 @@ SLOTS = 2  # batch t being read, batch t+1 being filled
 
 
 def single_gpu_placements() -> tuple[str, ...]:
-    """Every placement that serves one learner in one process (the multi-rank ones are not)."""
-    return tuple(SPECS)
+    """Every placement that serves one learner in one process and takes the loop's writes through our
+    Storage (the multi-rank ones and the peers, which own their storage, are not)."""
+    return tuple(name for name, spec in SPECS.items() if not spec.parts.peer)
 
 
 def replay_memory_verdict(placement: str, workload: Workload, capacity: int, *, cuda: bool,
@@ -76,7 +77,7 @@ class ReplayPort:
     """One placement behind the e2e loop: `writer` for the collector, `sample()` for the learner."""
 
     def __init__(self, placement: str, workload: Workload, *, capacity: int, device, threads: int, seed: int):
-        if placement not in SPECS:
+        if placement not in single_gpu_placements():
             from rlperf.errors import choice_error
 
             raise choice_error("placement", placement, single_gpu_placements())

@@ -52,7 +52,7 @@ class TorchRLPeer(Placement):
                          sampler=RandomSampler(), batch_size=self.sample_rows, generator=gen,
                          pin_memory=host_to_gpu, prefetch=PREFETCH if self.prefetching else None)
         self.written = 0
-        for start in range(0, self.capacity, FILL_ROWS):
+        for start in range(0, self.capacity if self.prefill else 0, FILL_ROWS):
             n = min(FILL_ROWS, self.capacity - start)
             self.add(torch.empty((n, self.layout.width), dtype=torch.float32, device=self.storage_device),
                      pattern=True)
@@ -73,7 +73,7 @@ class TorchRLPeer(Placement):
         from tensordict import TensorDict
 
         td = TensorDict({}, batch_size=[rows.shape[0]], device=rows.device)
-        for name, (lo, hi) in self.layout.offsets().items():
+        for name, (lo, hi) in self.layout.dims.offsets().items():
             td.set(FIELD_KEYS[name], rows[:, lo:hi].contiguous())
         return td
 
@@ -103,6 +103,11 @@ class TorchRLPeer(Placement):
         if metric == CPU_SAMPLE and metric in self.metrics:
             return time_wall(self.cpu_sample, warmup=warmup, repeat=repeat)
         return super().measure(metric, warmup=warmup, repeat=repeat)
+
+    @property
+    def storage_bytes(self) -> int:
+        """LazyTensorStorage preallocates every row at the first extend (fields or packed: the same bytes)."""
+        return self.capacity * self.layout.stored_row_bytes
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.row_bytes

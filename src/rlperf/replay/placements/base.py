@@ -52,6 +52,11 @@ class Placement(ABC):
         self.table = self.storage.table
         return self.storage
 
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes the storage holds (a peer with its own storage says how it counts them)."""
+        return self.storage.nbytes
+
     def make_sampler(self, device: torch.device | None = None):
         self.sampler = make_sampler(getattr(self.spec, "sampler", "torch"), seed=self.seed,
                                     device=device or torch.device("cpu"))

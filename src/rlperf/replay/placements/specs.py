@@ -20,7 +20,8 @@ subclassing `base.Placement`: `setup` builds `self.make_storage()` / `self.make_
 returns batch rows, `bytes_per_sample` says what moved) plus a named `PlacementSpec`; a new row format
 is one `layouts.LAYOUTS` entry, which every valid transfer then serves without new code. A peer library
 with its own storage (TorchRL) is a Transfer whose class wraps that library, with `kinds` saying which
-storage kinds it stands for.
+storage kinds it stands for, `layouts` the row formats it stores, `requires` its optional modules (a
+missing one is a skip with the reason, never a crash) and `peer` the library's name.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ def _device_cache(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
                       min(cap, CACHE_ROWS_MAX) * lay.stored_row_bytes + s * lay.batch_row_bytes + s * INDEX_BYTES)
 
 
+def _torchrl_host(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+    """Host storage + the batch TorchRL allocates per sample + its indices; one device copy of the batch."""
+    return MemoryNeed(lay.table_bytes(cap) + s * lay.batch_row_bytes + s * INDEX_BYTES, s * lay.batch_row_bytes)
+
+
+def _torchrl_device(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+    """Device storage + the batch TorchRL allocates per sample + its indices (there and on the host)."""
+    return MemoryNeed(s * INDEX_BYTES, lay.table_bytes(cap) + s * lay.batch_row_bytes + s * INDEX_BYTES)
+
+
 @dataclass(frozen=True)
 class Transfer:
     name: str
@@ -81,10 +92,25 @@ class Transfer:
     needs_cuda: bool = False
     aligned_16: bool = False  # reads rows with 16-byte vectors
     elision: bool = True  # can serve next-obs-elided layouts
-    requires: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()  # optional modules; missing ones make the point a skip with the reason
+    layouts: tuple[str, ...] | None = None  # the row formats it stores (None: every layout)
+    peer: str | None = None  # the library a peer transfer wraps (its own storage, written through its API)
 
 
 _P = "rlperf.replay.placements."
+_T = "rlperf.replay.peers.torchrl_peer:"
+TORCHRL_REQUIRES = ("torchrl", "tensordict")
+
+
+def _torchrl(name: str, kind: str, cls: str, rows: str) -> Transfer:
+    """A TorchRL peer: its ReplayBuffer on `kind` storage, fp32 rows only (the peer writes packed fp32)."""
+    host = kind == "host"
+    how = "its sample pinned by the buffer, then H2D" if host else "LazyTensorStorage on the learner GPU"
+    return Transfer(name, f"TorchRL ReplayBuffer of {rows}: {how}", _T + cls,
+                    (CPU_SAMPLE, END_TO_END) if host else (GPU_SAMPLE,), _torchrl_host if host else _torchrl_device,
+                    (kind,), needs_cuda=not host, requires=TORCHRL_REQUIRES, layouts=("fp32",), peer="torchrl")
+
+
 TRANSFERS: dict[str, Transfer] = {t.name: t for t in (
     Transfer("h2d", "CPU gather (torch threads) -> pinned staging -> H2D on a copy stream", _P + "host:HostReplay",
              (CPU_SAMPLE, H2D, END_TO_END), _host_gather, ("host",)),
@@ -100,6 +126,10 @@ TRANSFERS: dict[str, Transfer] = {t.name: t for t in (
     Transfer("cache", f"GPU cache of min(C, {CACHE_ROWS_MAX:,}) rows of the pinned host table, 1/{REFRESH_PERIOD} "
              "refreshed per iteration by DMA, overlapped with the cache gather", _P + "cache:GpuCacheReplay",
              (END_TO_END,), _device_cache, ("host-pinned",), needs_cuda=True, aligned_16=True, elision=False),
+    _torchrl("torchrl-pinned", "host", "TorchRLHostPacked", "packed rows"),
+    _torchrl("torchrl-td-pinned", "host", "TorchRLHostFields", "TensorDict fields"),
+    _torchrl("torchrl", "device", "TorchRLDevicePacked", "packed rows"),
+    _torchrl("torchrl-td", "device", "TorchRLDeviceFields", "TensorDict fields"),
 )}
 
 
@@ -122,6 +152,8 @@ def invalid_reason(storage: str, sampler: str, transfer: str) -> str | None:
     t = TRANSFERS[transfer]
     if kind not in t.kinds:
         return f"transfer {transfer!r} reads {' or '.join(t.kinds)} storage, not {kind!r}"
+    if t.layouts is not None and layout not in t.layouts:
+        return f"transfer {transfer!r} stores {', '.join(t.layouts)} rows, not layout {layout!r}"
     if sampler not in t.samplers:
         return f"transfer {transfer!r} samples with {', '.join(t.samplers)}, not {sampler!r}"
     _vec, _act, _flags, elide, align = LAYOUTS[layout]
@@ -226,6 +258,14 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "table, bf16 (about 1 KB a motion-tracking row)"),
     _named("host-compact", "host-compact", "torch", "h2d", "host ring, next_obs by index + terminal table, "
            "bf16; CPU gather of both steps -> pinned staging -> H2D"),
+    _named("torchrl-host", "host-fp32", "torch", "torchrl-pinned", "TorchRL ReplayBuffer, LazyTensorStorage on "
+           "the host, RandomSampler, packed rows; batch pinned by the buffer, then H2D"),
+    _named("torchrl-host-td", "host-fp32", "torch", "torchrl-td-pinned", "TorchRL ReplayBuffer, "
+           "LazyTensorStorage on the host, RandomSampler, TensorDict fields; batch pinned by the buffer, then H2D"),
+    _named("torchrl-device", "device-fp32", "torch", "torchrl", "TorchRL ReplayBuffer, "
+           "LazyTensorStorage(device=cuda), RandomSampler, packed rows"),
+    _named("torchrl-device-td", "device-fp32", "torch", "torchrl-td", "TorchRL ReplayBuffer, "
+           "LazyTensorStorage(device=cuda), RandomSampler, TensorDict fields"),
 )}
 SPECS = PLACEMENTS  # the historical name
 
@@ -279,5 +319,5 @@ def valid_combinations() -> list[PlacementSpec]:
 
 
 __all__ = ["CACHE_ROWS_MAX", "INDEX_BYTES", "MemoryNeed", "PLACEMENTS", "PlacementSpec", "REFRESH_PERIOD",
-           "SPECS", "TRANSFERS", "combination", "invalid_reason", "lookup", "parse_combination",
+           "SPECS", "TORCHRL_REQUIRES", "TRANSFERS", "combination", "invalid_reason", "lookup", "parse_combination",
            "valid_combinations"]
