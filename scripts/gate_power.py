@@ -39,8 +39,9 @@ from rlperf.gate.outputs import check_output_path, write_text_atomic
 from rlperf.report.jsonio import write_json
 
 KERNEL = "src/rlperf/envs/walk/fused.py"
-ANCHOR = "            ex = float(commands[i, 0]) - linvel[i, 0]\n"
-TERM = "            term[T_LIN] = math.exp(-(ex * ex + ey * ey) / sigma)\n"
+ANCHOR = "            ex = commands[i, 0] - linvel[i, 0]\n"
+TERM_VALUE = "math.exp(-(ex * ex + ey * ey) / sigma) if s[T_LIN] != 0.0 else F0"
+TERM = f"            t_lin = {TERM_VALUE}\n"
 DEFAULT_BENCH = r"EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, [12]\)"
 DEFAULT_INJECTED = r"'g1_walk_flat'"
 CALIBRATE = """
@@ -80,7 +81,7 @@ def inject(source: str, steps: int) -> str:
     chain = (f"            spin = 1.0 + float(i)\n            for _ in range({steps}):  # injected by gate_power.py\n"
              "                spin = math.sqrt(spin + 1.0)\n")
     return source.replace(ANCHOR, chain + ANCHOR).replace(
-        TERM, TERM.rstrip("\n") + " * (1.0 + spin * 0.0)\n")
+        TERM, f"            t_lin = ({TERM_VALUE}) * (1.0 + spin * 0.0)\n")
 
 
 def null_edit(source: str) -> str:
