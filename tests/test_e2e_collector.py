@@ -240,14 +240,14 @@ def test_motion_tracking_is_labelled_synthetic_and_tracks_the_motion():
 def test_policy_weight_sync():
     c = make()
     try:
-        from rlperf.e2e.collector.policy import DeterministicActor
+        from rlperf.e2e.collector.policy import default_actor
 
-        other = DeterministicActor(c.obs_dim, c.action_dim, seed=7)
+        other = default_actor(c.obs_dim, c.action_dim, seed=7)
         ms = c.set_policy_weights(other.state_dict())
         assert ms >= 0
         obs = torch.from_numpy(c.obs)
-        with torch.no_grad():
-            np.testing.assert_array_equal(c.policy(obs).numpy(), other(obs).numpy())
+        np.testing.assert_array_equal(c.policy.act(obs, deterministic=True).numpy(),
+                                      other.act(obs, deterministic=True).numpy())
     finally:
         c.close()
 
