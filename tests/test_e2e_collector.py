@@ -133,15 +133,14 @@ def test_terminal_patch_reaches_the_writer():
     add = tee.log.adds[0]
     done = add["terminal_mask"]
     assert done[1] and done[3] and add["truncated"][1] == 1.0
-    layout = tee.storage.layout
-    (o0, o1), (c0, c1) = layout.offsets()["next_obs"], layout.offsets()["next_critic"]
-    rows = tee.storage.table[:4].numpy()
+    rows = tee.storage.decode(tee.storage.table[:4])  # packed fp32: stored rows are batch rows
+    next_obs, next_critic = rows.next_obs.numpy(), rows.next_critic.numpy()
     for r in (1, 3):
-        np.testing.assert_array_equal(rows[r, o0:o1], add["final_obs"][r])  # the terminal obs, not the reset one
-        np.testing.assert_array_equal(rows[r, c0:c1], add["final_critic"][r])
+        np.testing.assert_array_equal(next_obs[r], add["final_obs"][r])  # the terminal obs, not the reset one
+        np.testing.assert_array_equal(next_critic[r], add["final_critic"][r])
         assert not np.array_equal(add["final_obs"][r], add["next_obs"][r])
     for r in np.flatnonzero(~done):
-        np.testing.assert_array_equal(rows[r, o0:o1], add["next_obs"][r])
+        np.testing.assert_array_equal(next_obs[r], add["next_obs"][r])
     assert c.last_reset_rows.tolist() == np.flatnonzero(done).tolist()
 
 
