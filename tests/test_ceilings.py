@@ -7,7 +7,7 @@ import torch
 
 from rlperf.measure.ceilings import measure_ceilings, pool_slices, rotating_copy
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
-from rlperf.replay.run import floor_ms, resource_bytes, timing_entry
+from rlperf.replay.records import floor_ms, resource_bytes, timing_entry
 
 
 def test_each_copy_reads_the_next_slice_of_the_pool_into_one_destination():

@@ -133,15 +133,14 @@ def test_terminal_patch_reaches_the_writer():
     add = tee.log.adds[0]
     done = add["terminal_mask"]
     assert done[1] and done[3] and add["truncated"][1] == 1.0
-    layout = tee.storage.layout
-    (o0, o1), (c0, c1) = layout.offsets()["next_obs"], layout.offsets()["next_critic"]
-    rows = tee.storage.table[:4].numpy()
+    rows = tee.storage.decode(tee.storage.table[:4])  # packed fp32: stored rows are batch rows
+    next_obs, next_critic = rows.next_obs.numpy(), rows.next_critic.numpy()
     for r in (1, 3):
-        np.testing.assert_array_equal(rows[r, o0:o1], add["final_obs"][r])  # the terminal obs, not the reset one
-        np.testing.assert_array_equal(rows[r, c0:c1], add["final_critic"][r])
+        np.testing.assert_array_equal(next_obs[r], add["final_obs"][r])  # the terminal obs, not the reset one
+        np.testing.assert_array_equal(next_critic[r], add["final_critic"][r])
         assert not np.array_equal(add["final_obs"][r], add["next_obs"][r])
     for r in np.flatnonzero(~done):
-        np.testing.assert_array_equal(rows[r, o0:o1], add["next_obs"][r])
+        np.testing.assert_array_equal(next_obs[r], add["next_obs"][r])
     assert c.last_reset_rows.tolist() == np.flatnonzero(done).tolist()
 
 
@@ -240,14 +239,14 @@ def test_motion_tracking_is_labelled_synthetic_and_tracks_the_motion():
 def test_policy_weight_sync():
     c = make()
     try:
-        from rlperf.e2e.collector.policy import DeterministicActor
+        from rlperf.e2e.collector.policy import default_actor
 
-        other = DeterministicActor(c.obs_dim, c.action_dim, seed=7)
+        other = default_actor(c.obs_dim, c.action_dim, seed=7)
         ms = c.set_policy_weights(other.state_dict())
         assert ms >= 0
         obs = torch.from_numpy(c.obs)
-        with torch.no_grad():
-            np.testing.assert_array_equal(c.policy(obs).numpy(), other(obs).numpy())
+        np.testing.assert_array_equal(c.policy.act(obs, deterministic=True).numpy(),
+                                      other.act(obs, deterministic=True).numpy())
     finally:
         c.close()
 

@@ -21,7 +21,7 @@ from test_e2e_loop_fake import FakeCollector
 
 OVERRIDES = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
              "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]
-CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined")
+CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined", "host-bf16", "host-compact")
 
 
 @pytest.fixture(autouse=True)
@@ -42,27 +42,45 @@ def parts():
     return wl, learner, writer, collector
 
 
-def _port(wl, placement="host"):
+def _port(wl, placement="host", fill=True):
+    """A set-up port, its empty storage filled through `storage.add` as the session's prefill does."""
     port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=None, threads=1, seed=0)
     port.setup()
+    if fill:
+        FakeCollector(wl, num_envs=wl.num_envs, seed=1).prefill(port.storage, wl.capacity_rows)
     return port
+
+
+class Tee:
+    """Writes each step to the placement's storage and to a packed fp32 reference storage."""
+
+    def __init__(self, *targets):
+        self.targets = targets
+
+    def add(self, **fields):
+        for t in self.targets:
+            t.add(**fields)
 
 
 @pytest.mark.parametrize("placement", CPU_PLACEMENTS)
 def test_collector_writes_reach_what_the_placement_samples(parts, placement):
+    from rlperf.replay.storage import ReplayStorage
+
     wl, _, writer, collector = parts
-    port = _port(wl, placement)
-    writer.target = port.storage
+    port = _port(wl, placement, fill=False)  # only the collector writes
+    ref = ReplayStorage(wl.layout, wl.capacity_rows, step_rows=wl.num_envs)
+    collector.done_rate = 0.01  # inside the compact layout's terminal table (capacity // 32 live rows)
+    writer.target = Tee(port.storage, ref)
     for _ in range(wl.replay_buffer_n + 1):  # wraps once
         collector.step()
     assert port.storage.ptr == (wl.replay_buffer_n + 1) * wl.num_envs
     batch = port.sample()
-    table = port.impl.table[:, : wl.layout.width]
-    idx = port.impl.last_indices()
-    assert batch.obs.shape == (wl.sample_rows_per_rank, wl.obs_dim)
-    assert torch.equal(batch.obs, table[idx, : wl.obs_dim])  # the sampled rows are the written rows
-    o = wl.obs_dim
-    assert torch.equal(table[: wl.num_envs, o: 2 * o], collector.obs)  # the last step wrapped to row 0
+    want = ref.decode(ref.gather(port.last_indices(), ref.new_batch(wl.sample_rows_per_rank)))
+    assert batch.obs.shape == (wl.sample_rows_per_rank, wl.obs_dim) and batch.obs.dtype == torch.float32
+    exact = port.spec.layout_name.startswith("fp32")
+    for name in ("obs", "next_obs", "actions", "rewards", "dones", "truncated", "critic", "next_critic"):
+        tol = {"rtol": 0, "atol": 0} if exact else {"rtol": 2**-8, "atol": 1e-6}  # bf16: 8-bit mantissa
+        torch.testing.assert_close(getattr(batch, name), getattr(want, name), **tol, msg=name)
     port.close()
 
 
@@ -130,7 +148,7 @@ def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("placement", ["host", "uva", "gpu", "gpu-fused", "gpu-cache"])
+@pytest.mark.parametrize("placement", [p for p in single_gpu_placements() if p not in CPU_PLACEMENTS])
 def test_gpu_point_runs_every_single_gpu_placement(placement):
     wl = compose("g1_motion_tracking", "mujoco", OVERRIDES)
     device = torch.device("cuda", 0)
@@ -143,6 +161,7 @@ def test_gpu_point_runs_every_single_gpu_placement(placement):
     collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
     port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=device, threads=2, seed=0)
     port.setup()
+    collector.prefill(port.storage, wl.capacity_rows)
     writer.target = port.storage
     point = measure_point(port, collector, learner, schedule="synchronous", prefetch="one_tick", iterations=2,
                           warmup=1, device=device, env_steps_per_sync=1)

@@ -16,6 +16,7 @@ class FakeCollector:
     """Random states instead of MuJoCo; the policy (a CPU actor copy) and the replay writes are real."""
 
     instances: list["FakeCollector"] = []
+    done_rate = 0.05  # share of rows ending per step
 
     def __init__(self, workload, *, num_envs, physics="mujoco", kernel="fused", threads=1, seed=0,
                  replay_writer=None, policy=None):
@@ -39,7 +40,7 @@ class FakeCollector:
         actions = (self.policy.act(self.obs) if self.policy is not None
                    else torch.rand(self.num_envs, self.action_dim, generator=self.gen) * 2 - 1)
         t3 = time.perf_counter()
-        done = (torch.rand(self.num_envs, generator=self.gen) < 0.05).float()
+        done = (torch.rand(self.num_envs, generator=self.gen) < self.done_rate).float()
         self.writer.add(obs=self.obs, next_obs=next_obs, actions=actions, reward=next_obs[:, 0], done=done,
                         truncated=torch.zeros_like(done), critic=self.critic, next_critic=next_critic,
                         terminal_mask=done.bool(), final_obs=next_obs, final_critic=next_critic)

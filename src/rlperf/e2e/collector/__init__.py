@@ -43,6 +43,8 @@ class Collector:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         from rlperf.envs.threads import prepare_numba
 
+        if isinstance(threads, int):  # a core count (the e2e loop's --threads): the default split of it
+            threads = ThreadBudget.split(threads)
         numba_info = prepare_numba()  # before any parallel launch: the threading layer is chosen here
         self.workload, self.cfg = workload, task_config(workload, overrides)
         self.task, self.physics, self.kernel, self.reset_path = workload.task, physics, kernel, reset_path
@@ -64,6 +66,8 @@ class Collector:
         self._task = self._make_task()
         self.meta.update(self._task.meta())
         self.reader = StateReader(self.sim.sensors)
+        # the default actor acts by its mean (seeded rollouts reproduce); a learner's actor samples (SAC explores)
+        self.deterministic = policy is None
         self.policy = policy if policy is not None else self._default_policy()
         self.policy.eval()
         self._init_envs()
@@ -122,10 +126,10 @@ class Collector:
         return TrackingTask(self.cfg, self.num_envs, motion, np.array(sim.model.jnt_range[1:]), sim.key_ctrl)
 
     def _default_policy(self):
-        from rlperf.e2e.collector.policy import DeterministicActor
+        from rlperf.e2e.collector.policy import default_actor
 
-        self.meta["policy"] = "default deterministic actor 512-256-128 (no policy handed over)"
-        return DeterministicActor(self.obs_dim, self.action_dim, seed=self.seed)
+        self.meta["policy"] = "default learner Actor 512-256-128, mean action (no policy handed over)"
+        return default_actor(self.obs_dim, self.action_dim, seed=self.seed)
 
     def _init_envs(self) -> None:
         """Reset every env with the task's randomisation, stagger episode steps (C1), compute first obs."""
@@ -157,7 +161,7 @@ class Collector:
         obs, critic = self.obs, self.critic
         with timer.phase("policy"):
             with torch.inference_mode():
-                actions = self.policy(torch.from_numpy(obs)).numpy()
+                actions = self.policy.act(torch.from_numpy(obs), deterministic=self.deterministic).numpy()
             actions = np.clip(actions, -1.0, 1.0).astype(np.float32, copy=False)
         task = self._task
         task.apply_action(actions)
@@ -228,9 +232,10 @@ class Collector:
 
     # ---- learner-facing --------------------------------------------------------------------------------
     def set_policy_weights(self, state_dict) -> float:
-        """Sync the CPU actor copy from the learner's weights; returns ms (the sync cost)."""
+        """Sync the CPU actor copy from the learner's weights (CUDA tensors are copied to the CPU);
+        returns ms (the sync cost, the D2H included)."""
         t0 = time.perf_counter()
-        self.policy.load_state_dict(state_dict)
+        self.policy.load_state_dict({k: v.detach().to("cpu") for k, v in state_dict.items()})
         return (time.perf_counter() - t0) * 1e3
 
     def prefill(self, writer, rows: int) -> dict:

@@ -1,48 +1,47 @@
 """The e2e code's only door to the replay: build a placement, write through it, sample from it.
 
-Everything the iteration needs from `rlperf.replay` goes through this module (placements by name,
-their real write path, their real sample path, memory feasibility), so it can be re-wired to the
-storage x sampler x transfer registry without touching the loop.
+Everything the iteration needs from `rlperf.replay` goes through this module: placements by name from
+the registry (`replay.placements.specs`), each placement's real write path (`storage.add`, empty at
+start: the collector fills it), its real sample path (`placement.sample()`, raw batch rows) and
+`storage.decode` into named fields of the learner's dtype, and memory feasibility.
 
-Today's placements gather into output buffers they own (`staging`, `target`, `out`); a one-tick
-prefetch must fill batch t+1 while the learner still reads batch t, so a port owns two sets of those
-buffers and swaps them in before each sample. Writes go through `ReplayStorage.add` over the
-placement's own table: host placements (host, uva, gpu-cache) write to their host table, device
-rings to device memory (the H2D of the new chunk is part of the add).
+A placement gathers into output buffers it owns (`staging`, `target`, `out`); a one-tick prefetch
+fills batch t+1 while the learner still reads batch t, so a port owns two sets of those buffers and
+swaps them in before each sample.
 """
 
 from __future__ import annotations
 
 from rlperf.measure import guards
-from rlperf.replay.layout import RowLayout
-from rlperf.replay.placements import SPECS
+from rlperf.replay.placements.specs import PLACEMENTS, lookup
 from rlperf.workload import Workload
 
 OUTPUT_BUFFERS = ("staging", "target", "out")
 SLOTS = 2  # batch t being read, batch t+1 being filled
+HOST_STAGING = ("h2d", "h2d-pageable", "pipelined")  # transfers that gather into a host staging batch
 
 
 def single_gpu_placements() -> tuple[str, ...]:
-    """Every placement that serves one learner in one process and takes the loop's writes through our
-    Storage (the multi-rank ones and the peers, which own their storage, are not)."""
-    return tuple(name for name, spec in SPECS.items() if not spec.parts.peer)
+    """Every named placement that takes the loop's writes through our Storage (the peers, which own
+    their storage and are written through their library's API, are not offered)."""
+    return tuple(name for name, spec in PLACEMENTS.items() if not spec.parts.peer)
 
 
 def replay_memory_verdict(placement: str, workload: Workload, capacity: int, *, cuda: bool,
                           host_available: int, device_free: int) -> guards.Verdict:
     """Can `placement` at `capacity` rows, its second batch slot and a resident batch fit? (bytes named)."""
-    spec = SPECS[placement]
+    spec = lookup(placement)
     if spec.needs_cuda and not cuda:
         return guards.Verdict(False, f"placement {placement!r} needs a CUDA device; none visible")
     missing = spec.unavailable_reason()
     if missing:
         return guards.Verdict(False, missing)
     need = spec.memory_need(workload.layout, capacity, workload.sample_rows_per_rank)
-    batch = workload.sample_rows_per_rank * spec.stored_layout(workload.layout).stored_row_bytes
+    batch = workload.sample_rows_per_rank * spec.stored_layout(workload.layout).batch_row_bytes
     host, device = need.host_bytes, need.device_bytes
     if cuda:
         device += 2 * batch  # the second prefetch slot + the resident baseline batch
-        host += batch if "staging" in _gathers_on_host(placement) else 0
+        host += batch if spec.transfer in HOST_STAGING else 0
     else:
         host += 2 * batch
     what = f"e2e {placement} at {capacity:,} rows (+ prefetch slot and resident batch)"
@@ -50,10 +49,6 @@ def replay_memory_verdict(placement: str, workload: Workload, capacity: int, *, 
     if verdict.ok and cuda and device:
         verdict = guards.check_device(device, what, device_free, "cuda:0")
     return verdict
-
-
-def _gathers_on_host(placement: str) -> tuple[str, ...]:
-    return ("staging",) if placement.startswith("host") else ()
 
 
 class SwitchableWriter:
@@ -74,60 +69,62 @@ class SwitchableWriter:
 
 
 class ReplayPort:
-    """One placement behind the e2e loop: `writer` for the collector, `sample()` for the learner."""
+    """One placement behind the e2e loop: `storage` for the collector, `sample()` for the learner."""
 
-    def __init__(self, placement: str, workload: Workload, *, capacity: int, device, threads: int, seed: int):
+    def __init__(self, placement: str, workload: Workload, *, capacity: int, device, threads: int, seed: int,
+                 dtype=None):
+        import torch
+
         if placement not in single_gpu_placements():
             from rlperf.errors import choice_error
 
             raise choice_error("placement", placement, single_gpu_placements())
-        self.spec = SPECS[placement]
+        self.spec = lookup(placement)
         self.name = placement
         self.workload = workload
         self.capacity = capacity
         self.device = device
+        self.dtype = dtype or torch.float32  # what the learner computes in; bf16 fields are cast to it
+        # as replay.run.build_placement, with this workload's overrides: empty storage, steps of num_envs rows
         self.impl = self.spec.load()(spec=self.spec, layout=workload.layout, capacity=capacity,
-                                     sample_rows=workload.sample_rows_per_rank, device=device,
-                                     threads=threads, seed=seed)
-        self.layout: RowLayout = self.impl.layout  # as stored (padded where the placement pads)
+                                     sample_rows=workload.sample_rows_per_rank, device=device, threads=threads,
+                                     seed=seed, step_rows=workload.num_envs, prefill=False)
+        self.layout = self.impl.layout  # the StorageLayout as stored
         self.storage = None
         self._slots: list[dict] = []
         self._next = 0
 
     def setup(self) -> None:
-        """Allocate the placement (every page written), a second set of output buffers, the storage."""
+        """Allocate the placement (empty storage) and a second set of its output buffers."""
         import torch
-
-        from rlperf.replay.storage import ReplayStorage
 
         self.impl.setup()
         first = {name: getattr(self.impl, name) for name in OUTPUT_BUFFERS if hasattr(self.impl, name)}
-        second = {name: torch.empty(buf.shape, dtype=buf.dtype, device=buf.device,
-                                    pin_memory=buf.device.type == "cpu" and buf.is_pinned())
-                  for name, buf in first.items()}
-        for buf in second.values():
-            buf.zero_()  # fault the pages in before anything is timed
+        second = {name: torch.zeros_like(buf, pin_memory=buf.device.type == "cpu" and buf.is_pinned())
+                  for name, buf in first.items()}  # zeros: pages faulted in before anything is timed
         self._slots = [first, second]
-        storage = ReplayStorage(self.layout, 1, device=self.impl.table.device)  # adopts the placement's table
-        storage.table, storage.capacity = self.impl.table, self.capacity
-        storage.size = self.capacity  # the placement prefilled every row with its pattern
-        self.storage = storage
+        self.storage = self.impl.storage
 
-    def sample(self):
-        """One iteration's chunk (`updates_per_step * learner_batch` rows) as named views on the learner
-        device, gathered by the placement's own sample path into the next output slot."""
-        from rlperf.replay.storage import field_views
-
+    def rows(self):
+        """One sample as raw batch rows, gathered by the placement's own path into the next slot."""
         for name, buf in self._slots[self._next].items():
             setattr(self.impl, name, buf)
         self._next = (self._next + 1) % SLOTS
-        return field_views(self.impl.sample(), self.layout)
+        return self.impl.sample()
+
+    def sample(self):
+        """One iteration's chunk (`updates_per_step * learner_batch` rows) as named fields on the learner
+        device (views of the slot for fp32 fields, casts for bf16 ones)."""
+        return self.storage.decode(self.rows(), self.dtype)
 
     def resident_batch(self):
-        """One real batch copied into its own packed device tensor, kept for the resident baseline."""
-        from rlperf.replay.storage import field_views
+        """One real batch in its own tensors, kept for the resident baseline."""
+        from rlperf.replay.storage import Batch
 
-        return field_views(self.impl.sample().clone(), self.layout)
+        return Batch(*(f.clone() for f in self.sample()))
+
+    def last_indices(self):
+        return self.impl.last_indices()
 
     def bytes_per_sample(self) -> dict[str, int]:
         return self.impl.bytes_per_sample()
