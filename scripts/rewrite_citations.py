@@ -28,6 +28,8 @@ from pathlib import Path
 DOCS = {"workloads": "docs/workloads.md", "limits": "docs/limits.md"}
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".sh", ".cfg", ".ini", ".json", ""}
 SKIP_DIRS = {".git", ".venv", "results", "html", ".asv", "node_modules", "__pycache__", "build", "dist"}
+# The rewrite's own source and test spell citation forms as examples and fixtures: never rewrite them.
+SELF = {"scripts/rewrite_citations.py", "tests/test_citations.py"}
 
 _W_CODE = r"[A-E](?:\d{1,2})?(?![\w.])"
 _L_CODE = r"§?\d+(?:\.\d+)?(?!\.?\d)"
@@ -144,7 +146,7 @@ def repo_files(root: Path, *, with_targets: bool = False) -> list[str]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
             files += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
-    targets = set() if with_targets else set(DOCS.values())
+    targets = set() if with_targets else set(DOCS.values()) | SELF
     return sorted(f for f in files if Path(f).suffix in TEXT_SUFFIXES and f not in targets
                   and Path(f).parts[0] not in SKIP_DIRS and (root / f).is_file())
 

@@ -189,7 +189,7 @@ def test_the_shared_table_needs_room_in_dev_shm():
 def test_model_bytes_match_the_spec_figures():
     s, row = 32_768, 3_720
     host = traffic.rank_traffic("shared-host", row, s, 8)
-    assert 8 * host["host_read"] == 975_175_680  # limits-and-practices 1.1: 8 ranks of host reads
+    assert 8 * host["host_read"] == 975_175_680  # docs/limits.md 1.1: 8 ranks of host reads
     assert 8 * traffic.rank_dram_bytes("shared-host", row, s, cuda=False) == 3 * 975_175_680  # ~2.9 GB
     sharded = traffic.rank_traffic("sharded-global", row, s, 8)
     assert sharded["interconnect_in"] - 7 / 8 * s * 8 == 7 / 8 * s * row == 106_659_840  # ~106.7 MB per rank

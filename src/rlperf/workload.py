@@ -1,6 +1,6 @@
 """compose(task, sim, overrides) -> Workload: replay shapes, bytes and traffic from the Hydra config.
 
-All arithmetic follows workloads.md A3/A4: capacity = num_envs * replay_buffer_n; learner batch =
+All arithmetic follows docs/workloads.md A3/A4: capacity = num_envs * replay_buffer_n; learner batch =
 batch_size // symmetry multiplier; S = learner batch * updates_per_step rows per rank per iteration.
 """
 

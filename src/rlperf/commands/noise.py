@@ -1,6 +1,6 @@
 """`rlperf noise`: time actor-noise generation variants (numpy, per-thread numpy, counter-based Numba).
 
-One step of a task's 64 noise columns per env (workloads.md C9), uniform and Gaussian. Writes a versioned
+One step of a task's 64 noise columns per env (docs/workloads.md C9), uniform and Gaussian. Writes a versioned
 JSON (schema rlperf.noise v1) and a chart side by side; `--plot-only` re-renders the chart from a JSON;
 `--json` prints a one-object summary. All input is validated before anything is measured or written.
 Exit codes: 0 ok, 1 the counter generator drew different values at different thread counts, 2 bad input.

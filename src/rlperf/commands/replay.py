@@ -1,6 +1,6 @@
 """`rlperf replay`: measure replay placements over capacities and GPU counts, write JSON + charts.
 
-Flags follow the reference benchmark (workloads.md A7) so its users feel at home.
+Flags follow the reference benchmark (docs/workloads.md A7) so its users feel at home.
 """
 
 from __future__ import annotations

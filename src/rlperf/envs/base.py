@@ -67,7 +67,7 @@ class EnvWorkload(Protocol):
 
 # Optional attributes a workload may also carry (read with getattr, never required):
 #   default_profile: str           the profile the CLI and asv use when none is named
-#   bytes_per_env: int             streamed bytes per env per step (limits-and-practices §3.8)
+#   bytes_per_env: int             streamed bytes per env per step (docs/limits.md 3.8)
 #   scope(profile) -> str          what the kernel computes for that profile (e.g. "reward+termination")
 
 

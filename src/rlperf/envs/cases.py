@@ -1,7 +1,7 @@
 """THE case registry of the env benchmarks: (task, profile, envs, threads) points and sweeps.
 
 asv (benchmarks/bench_env.py), the CLI (`rlperf env`) and the pytest tests all enumerate from here; none
-re-declares env counts, thread counts or the quick subset (workloads.md C7).
+re-declares env counts, thread counts or the quick subset (docs/workloads.md C7).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def measure_case(prepared: Prepared, case: EnvCase, *, iters: int, warmup: int, 
     numba_samples, budget = time_fused(w, timed_inputs, case.threads, iters=iters, warmup=warmup)
     result = parity.check(w, case.profile, case.num_envs, case.threads, seed=seed, inputs=parity_inputs)
     record = case_record(case, numpy_samples, numba_samples, budget, result, prepared.compile_ms)
-    per_env = getattr(w, "bytes_per_env", None)  # streamed bytes, to compare with the memory floor (§3.8)
+    per_env = getattr(w, "bytes_per_env", None)  # streamed bytes, to compare with the memory floor (docs/limits.md 3.8)
     record["stream_gb_per_s"] = per_env * case.num_envs / (record["numba_ms"] * 1e6) if per_env else None
     ceiling = copy_ceiling(case.threads) if per_env else None
     record.update(floor_fields(per_env, case.num_envs, record["numba_ms"], ceiling))

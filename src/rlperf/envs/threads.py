@@ -1,7 +1,7 @@
 """Thread pools of the env benchmarks: Numba layer choice, Numba/torch budgets, and what was recorded.
 
-Why: a spinning OpenMP pool costs milliseconds per call after a gap (limits §3.1), and Numba plus torch
-pools above the core count made the reference collector 2.5x slower (§3.2). So the layer is chosen before
+Why: a spinning OpenMP pool costs milliseconds per call after a gap (docs/limits.md 3.1), and Numba plus torch
+pools above the core count made the reference collector 2.5x slower (docs/limits.md 3.2). So the layer is chosen before
 Numba's first parallel launch (TBB when the `tbb` wheel is installed), pools get disjoint budgets, and
 every result records what was actually in effect.
 """

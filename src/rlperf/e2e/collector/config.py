@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from rlperf.errors import UsageError
 from rlperf.workload import Workload, _compose_cfg
 
-CTRL_DT = 0.02  # workloads.md C0
+CTRL_DT = 0.02  # docs/workloads.md C0
 TASKS = ("g1_walk_flat", "g1_motion_tracking")
 
 

@@ -1,1 +1,1 @@
-"""The SAC learner of the end-to-end iteration: config, networks (workloads.md B4) and the update."""
+"""The SAC learner of the end-to-end iteration: config, networks (docs/workloads.md B4) and the update."""

@@ -1,4 +1,4 @@
-"""The SAC networks of workloads.md B4: a tanh-squashed Gaussian actor and two C51 critics.
+"""The SAC networks of docs/workloads.md B4: a tanh-squashed Gaussian actor and two C51 critics.
 
 actor:  obs -> 512 -> 256 -> 128 (Linear + LayerNorm + SiLU each) -> mu, log_std heads; tanh squash.
 critic: critic obs + action -> 768 -> 384 -> 192 (same blocks) -> num_atoms logits over [v_min, v_max].

@@ -1,5 +1,5 @@
 """One SAC learner iteration on the learner device: `updates_per_step` updates of two C51 critics,
-the actor and alpha on consecutive minibatches of one sampled chunk (workloads.md A4).
+the actor and alpha on consecutive minibatches of one sampled chunk (docs/workloads.md A4).
 
 Per update k: critic step (clipped double-Q distributional target, entropy-shifted support,
 projected onto the fixed atoms), Polyak update of the target critics with tau, and, when

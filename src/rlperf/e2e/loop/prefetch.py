@@ -2,7 +2,7 @@
 
 `one_tick`: when the learner takes batch t, the sample for batch t+1 is submitted to a side thread
 (the placement gathers on its own CUDA stream there), so it runs while the t-th updates run
-(limits-and-practices 2.6). Snapshot rule modelled: batch t+1's indices are drawn when its prefetch
+(docs/limits.md 2.6). Snapshot rule modelled: batch t+1's indices are drawn when its prefetch
 starts, i.e. before the collector's next sync chunk is written, one chunk staler than the reference's
 `min_snapshot_ptr = ptr + num_envs * env_steps_per_sync`. Slot reuse is safe because the loop
 synchronises the learner device at the end of every iteration, before the next take hands the

@@ -13,7 +13,7 @@ from rlperf.e2e.loop import collectors
 from rlperf.e2e.loop.matrix import measure_point, profile_iteration
 from rlperf.workload import Workload, compose
 
-AB_WARMUP_STEPS = 2  # the reference collector A/B: warmup 2, measure 8 (workloads.md C8)
+AB_WARMUP_STEPS = 2  # the reference collector A/B: warmup 2, measure 8 (docs/workloads.md C8)
 SYMMETRY_NOTE = ("not implemented: the spec defines the x2 batch multiplier of use_symmetry but no mirror "
                  "maps, so the networks train on the learner batch as sampled (half the reference's rows)")
 

@@ -15,7 +15,7 @@ from rlperf.envs.tolerances import load as load_tolerances
 
 
 class MotionTrackingWorkload:
-    """Inputs, numpy oracle and fused-kernel runner for G1 motion tracking (workloads.md C2)."""
+    """Inputs, numpy oracle and fused-kernel runner for G1 motion tracking (docs/workloads.md C2)."""
 
     name = "g1_motion_tracking"
     profiles = tuple(PROFILES)
@@ -23,7 +23,7 @@ class MotionTrackingWorkload:
     critic_dim = CRITIC_DIM
     default_profile = "sac_default"
     terms = TERMS
-    # limits §3.8 streams as built here: 2432 B read + 1801 B written (6034 B with write-allocate)
+    # docs/limits.md 3.8 streams as built here: 2432 B read + 1801 B written (6034 B with write-allocate)
     bytes_per_env = 4233
 
     def scope(self, profile: str) -> str:

@@ -1,6 +1,6 @@
-"""Fused Numba `update_state` for g1_motion_tracking: one parallel pass over envs (workloads.md C4).
+"""Fused Numba `update_state` for g1_motion_tracking: one parallel pass over envs (docs/workloads.md C4).
 
-Shape of the kernel (limits-and-practices.md section 3):
+Shape of the kernel (docs/limits.md 3):
 * `prange` over a fixed number of chunks (an argument, chosen from the env count only), then a
   serial loop over the envs of each chunk. Each chunk sums its 12 weighted terms in a local float64
   accumulator and writes one padded row of `logs`; the host reduces rows in chunk order, so logs

@@ -1,4 +1,4 @@
-"""Seeded synthetic g1_motion_tracking state (workloads.md C5) plus preallocated outputs.
+"""Seeded synthetic g1_motion_tracking state (docs/workloads.md C5) plus preallocated outputs.
 
 Layout: one C-contiguous float32 array per field with the env index leading, so the fused kernel
 reads each env's bodies from a few contiguous runs and the numpy reference vectorises over envs

@@ -1,4 +1,4 @@
-"""g1_motion_tracking reward profiles (workloads.md C2, C7) as plain data.
+"""g1_motion_tracking reward profiles (docs/workloads.md C2, C7) as plain data.
 
 The fused kernel reads scales, stds and thresholds from float64 arrays at call time, so a new
 profile is just another `Profile` value: it never triggers a recompile.

@@ -1,4 +1,4 @@
-"""Vectorised numpy float32 `update_state` for g1_motion_tracking: the parity oracle (workloads.md C2).
+"""Vectorised numpy float32 `update_state` for g1_motion_tracking: the parity oracle (docs/workloads.md C2).
 
 Everything stays float32 as in the reference env: profile constants enter as Python floats (weak
 scalars under NEP 50) and thresholds as np.float32, so no array is promoted to float64. Termination

@@ -1,4 +1,4 @@
-"""THE case registry of the noise benchmark (workloads.md C9): profiles, variants, distributions, sweeps.
+"""THE case registry of the noise benchmark (docs/workloads.md C9): profiles, variants, distributions, sweeps.
 
 The CLI (`rlperf noise`), asv (benchmarks/bench_noise.py) and the tests enumerate from here. A profile is
 a task's own actor-noise columns (64 values per env) with their per-column scales.

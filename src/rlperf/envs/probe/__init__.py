@@ -1,4 +1,4 @@
-"""The 15-term env-overhead probe (workloads.md D): inputs, numpy reference, fused float32 kernel."""
+"""The 15-term env-overhead probe (docs/workloads.md D): inputs, numpy reference, fused float32 kernel."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class ProbeWorkload(ChunkedKernelWorkload):
     default_profile = "default"
     obs_dim = 98
     critic_dim = 101
-    bytes_per_env = 1670  # limits §3.8 walk/probe stream (plus the 2% final-obs copy, negligible)
+    bytes_per_env = 1670  # docs/limits.md 3.8 walk/probe stream (plus the 2% final-obs copy, negligible)
     _inputs = "rlperf.envs.probe.inputs"
     _reference = "rlperf.envs.probe.reference"
     _fused = "rlperf.envs.probe.fused"

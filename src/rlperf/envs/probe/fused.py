@@ -1,4 +1,4 @@
-"""The probe's single fused kernel (variant 3 of workloads.md D): float32 term math, float64 sums.
+"""The probe's single fused kernel (variant 3 of docs/workloads.md D): float32 term math, float64 sums.
 
 Terms are float32 as in the reference probe; weights, the per-env reward and the per-chunk log sums are
 float64 scalar locals (registers), written once per chunk into the chunked rows of rlperf.envs.base so the

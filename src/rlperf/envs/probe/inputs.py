@@ -1,4 +1,4 @@
-"""Seeded inputs of the 15-term env-overhead probe (workloads.md D).
+"""Seeded inputs of the 15-term env-overhead probe (docs/workloads.md D).
 
 The state is the walk state of C5 (the probe is joystick-style); what differs: the 15 term slots and
 scales, feet sigma 0.008, pose weights with 2.0 at indices 1 and 7, pre-generated Gaussian noise, and a

@@ -1,4 +1,4 @@
-"""Fast numpy float32 probe update_state (variant 1 of workloads.md D): the parity oracle and baseline.
+"""Fast numpy float32 probe update_state (variant 1 of docs/workloads.md D): the parity oracle and baseline.
 
 The fast walk terms (einsum row sums, cached heights and contacts, `out=` observations) plus the two
 probe-only terms, then the 2% final-obs copy. The literal version stays in `reference_literal.py`.

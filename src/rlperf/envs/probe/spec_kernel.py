@@ -1,4 +1,4 @@
-"""COMPARISON KERNEL, not the suite's kernel: the env-overhead probe written from workloads.md D alone.
+"""COMPARISON KERNEL, not the suite's kernel: the env-overhead probe written from docs/workloads.md D alone.
 
 Why it exists: the probe's reference kernel ran 3x faster per env than rlperf's on one thread (issue 9).
 This is a stand-in for that reference, written only from spec D's formulas and decorator list

@@ -1,4 +1,4 @@
-"""g1_walk_flat update_state workload (workloads.md C3, C5): inputs, numpy reference, fused kernel."""
+"""g1_walk_flat update_state workload (docs/workloads.md C3, C5): inputs, numpy reference, fused kernel."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class WalkWorkload(ChunkedKernelWorkload):
     default_profile = "sac_default"
     obs_dim = 98
     critic_dim = 101
-    bytes_per_env = 1670  # limits §3.8: 0.87 KB read + 0.80 KB written (2.47 KB with write-allocate)
+    bytes_per_env = 1670  # docs/limits.md 3.8: 0.87 KB read + 0.80 KB written (2.47 KB with write-allocate)
     _inputs = "rlperf.envs.walk.inputs"
     _reference = "rlperf.envs.walk.reference"
     _fused = "rlperf.envs.walk.fused"

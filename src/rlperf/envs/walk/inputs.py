@@ -1,4 +1,4 @@
-"""Seeded synthetic g1_walk_flat state (workloads.md C5) and the three walk profiles (C3).
+"""Seeded synthetic g1_walk_flat state (docs/workloads.md C5) and the three walk profiles (C3).
 
 Everything the kernel reads at call time lives here: per-env float32 state, pre-generated noise, and the
 float64 scale / parameter vectors, so a new profile or curriculum value changes data, never the kernel.

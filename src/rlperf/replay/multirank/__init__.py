@@ -1,4 +1,4 @@
-"""Multi-GPU replay with one process per rank (workloads.md A9, limits-and-practices.md 2.7, 2.8).
+"""Multi-GPU replay with one process per rank (docs/workloads.md A9, docs/limits.md 2.7, 2.8).
 
 Torch-free at import, like `replay.placements`: specs, guards and the traffic model decide skips
 and predictions without loading torch; `run_multirank_case` loads the launcher only when a case runs.

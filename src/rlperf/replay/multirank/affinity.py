@@ -1,6 +1,6 @@
 """Which CPU cores each rank owns: its GPU's NUMA node first, then an equal slice of that node.
 
-On HGX boxes GPUs 0..N/2-1 hang off NUMA node 0 and the rest off node 1 (limits-and-practices.md
+On HGX boxes GPUs 0..N/2-1 hang off NUMA node 0 and the rest off node 1 (docs/limits.md
 1.2), so ranks are assigned to nodes in blocks; without NUMA information the visible cores are cut
 in contiguous slices. Each rank then sets torch threads = its core count in its own process, which
 a thread-per-rank harness cannot do (torch.set_num_threads is process-wide).

@@ -2,7 +2,7 @@
 
 The measured runs report the same per-rank byte keys as `rank_traffic`, so model and measurement are
 compared key by key; the time model turns bytes into milliseconds with the single-H200 ceilings of
-limits-and-practices.md 1.2-1.4 and the host assumptions in `Host`. Torch-free.
+docs/limits.md 1.2-1.4 and the host assumptions in `Host`. Torch-free.
 
     python -m rlperf.replay.multirank.traffic --markdown   # the tables of docs/tier2-plan.md
 """
@@ -58,7 +58,7 @@ def rank_dram_bytes(placement: str, row_bytes: int, sample_rows: int, *, cuda: b
 
 # ---- row sizes --------------------------------------------------------------------------------------
 def layout_row_bytes(obs: int, act: int, critic: int) -> dict[str, int]:
-    """Bytes per stored row of each layout of limits-and-practices.md 2.10."""
+    """Bytes per stored row of each layout of docs/limits.md 2.10."""
     width = 2 * obs + act + 3 + 2 * critic
     pad16 = lambda n: -(-n // 16) * 16  # noqa: E731
     return {
@@ -85,7 +85,7 @@ def host_fit(host_bytes: float, shm_bytes: float, ram_bytes: float) -> str:
 # ---- time model -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rates:
-    """Single-H200 machine ceilings [H200, limits-and-practices.md 1.2-1.4] and two assumptions."""
+    """Single-H200 machine ceilings [H200, docs/limits.md 1.2-1.4] and two assumptions."""
 
     h2d_Bps: float = 55.3e9  # pinned H2D, 116.25 MiB batch
     d2d_Bps: float = 4.2e12  # 2 GiB device copy, read + write
@@ -113,7 +113,7 @@ class Rates:
 
 @dataclass(frozen=True)
 class Host:
-    """[assumed] the multi-GPU host: HGX 8 x H200 on 2 x Xeon Platinum 8568Y+ (limits-and-practices 1.2)."""
+    """[assumed] the multi-GPU host: HGX 8 x H200 on 2 x Xeon Platinum 8568Y+ (docs/limits.md 1.2)."""
 
     name: str = "2 x Xeon Platinum 8568Y+, 8 x DDR5-5600 per socket"
     sockets: int = 2

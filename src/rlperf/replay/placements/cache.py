@@ -1,4 +1,4 @@
-"""Host-authoritative replay + a GPU learner cache refreshed in bulk (limits-and-practices.md 2.4).
+"""Host-authoritative replay + a GPU learner cache refreshed in bulk (docs/limits.md 2.4).
 
 The pinned host table stays authoritative; the GPU holds a cache of M rows. Every learner iteration a
 contiguous block of M / K cache rows is refreshed from the host by copy-engine DMA on a copy stream

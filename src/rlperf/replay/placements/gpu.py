@@ -5,7 +5,7 @@ two gathers and a terminal-table patch for next-obs-elided rows). With the `fuse
 kernel draws counter-based indices (splitmix64 of seed, tick, row) and copies each row with the
 widest vector its alignment allows (16-byte int4 for padded rows, 8-byte float2 for 930-float rows):
 no generator state, no index round trip through HBM. Padded layouts store rows at a 16-byte multiple,
-which is what lets PyTorch's vectorised gather path run (limits-and-practices.md 2.1).
+which is what lets PyTorch's vectorised gather path run (docs/limits.md 2.1).
 
 Without CUDA the same code runs on the CPU (tests); timing it needs a GPU.
 """

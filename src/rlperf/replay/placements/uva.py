@@ -1,7 +1,7 @@
 """Transfer `uva`: a GPU kernel reads the sampled rows straight out of a pinned host storage (zero-copy).
 
 Only the selected rows cross PCIe, no CPU core gathers, and the batch lands in device memory
-(limits-and-practices.md 2.5). Rows are padded to 16 bytes so every thread moves one int4, whatever
+(docs/limits.md 2.5). Rows are padded to 16 bytes so every thread moves one int4, whatever
 the layout's dtypes (fp32 or bf16 rows).
 """
 
