@@ -1,7 +1,7 @@
 """`rlperf plan`: rank the replay placements for a task, capacity, GPU count and layout on one machine.
 
 The machine's ceilings (host copy, pinned H2D, HBM copy, free host and device memory) come from its
-last `rlperf replay` results JSON (results/replay/<machine>/results.json) or are measured now
+last `rlperf replay` results JSON (results/reports/replay/<machine>/results.json) or are measured now
 (--measure). Each feasible placement gets a modelled time per learner iteration (a floor at those
 ceilings, docs/limits.md 1.4) and its memory, with the run's measured figure beside it; infeasible ones
 are listed with the bytes needed and available. Exit 0 when some placement is feasible, 1 when none
@@ -17,7 +17,7 @@ from rlperf.commands.args import parse_positive_list
 from rlperf.errors import UsageError, choice_error
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
-DEFAULT_RESULTS_DIR = "results/replay"
+DEFAULT_RESULTS_DIR = "results/reports/replay"
 GIB = 2**30
 
 
