@@ -38,3 +38,36 @@ class NoiseGeneration:
 
         return {"samples": time_case(self.case, iters=cases.ITERS, warmup=cases.WARMUP, seed=cases.SEED),
                 "number": 1}
+
+
+class ProbeInKernelNoise:
+    """The probe kernel with noise drawn in-kernel vs passed in, and vs numpy drawing the same values
+    (rlperf.envs.probe.noise_overhead: interleaved arms, min of rounds). Ratios are unitless."""
+
+    params = (list(cases.ASV_NUM_ENVS), list(cases.ASV_THREADS))
+    param_names = ("num_envs", "threads")
+    timeout = 600
+    number = 1
+    repeat = 1
+    rounds = 1
+
+    def setup(self, num_envs, threads):
+        from rlperf.envs import threads as pools
+        from rlperf.envs.probe.noise_overhead import measure
+
+        if threads > pools.max_numba_threads():
+            raise NotImplementedError(f"{threads} threads > {pools.max_numba_threads()} on this machine")
+        self.result = measure(num_envs, threads, rounds=cases.ITERS, warmup=cases.WARMUP, seed=cases.SEED)
+
+    def track_overhead_ratio(self, num_envs, threads):
+        return self.result["overhead_ratio"]
+
+    track_overhead_ratio.unit = "in-kernel / passed"
+
+    def track_numpy_over_in_kernel_draws(self, num_envs, threads):
+        value = self.result["numpy_over_in_kernel_draws"]
+        if value is None:
+            raise NotImplementedError("in-kernel draws cost nothing measurable at this point")
+        return value
+
+    track_numpy_over_in_kernel_draws.unit = "numpy / in-kernel draws"
