@@ -41,3 +41,14 @@ def test_another_step_draws_other_noise(inp):
     a = DRAWN.fused_runner(inp, 1)().actor_obs.copy()
     other = DRAWN.make_inputs(N, "default", seed=3, step=8)
     assert not np.array_equal(a, DRAWN.fused_runner(other, 1)().actor_obs)
+
+
+def test_overhead_measure_reports_both_ratios_and_rejects_bad_input():
+    from rlperf.envs.probe import noise_overhead
+
+    r = noise_overhead.measure(64, 1, rounds=2, warmup=0)
+    assert set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
+    for bad in (["--threads", "0"], ["--num-envs", "x"], ["--rounds", "-1"]):
+        with pytest.raises(SystemExit) as exc:
+            noise_overhead.main(bad)
+        assert exc.value.code == 2
