@@ -56,6 +56,7 @@ def test_plot_only_rerenders_without_measuring(probe_run, capsys):
     (["--threads", "1,two"], "--threads: 'two' is not a positive integer"),
     (["--num-envs", "1.5"], "positive integer"),
     (["--iters", "0"], "--iters"),
+    (["--task", "probe", "--threads", "999", "--num-envs", "64"], "nothing would be measured; valid: 1.."),
 ])
 def test_bad_input_exits_2_naming_the_problem_and_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "r" / "results.json"
@@ -80,3 +81,17 @@ def test_motion_tracking_without_its_package_fails_clearly(monkeypatch, tmp_path
     monkeypatch.setitem(registry.PACKAGES, "g1_motion_tracking", "rlperf.envs.not_there_yet")
     assert main(["env", "--task", "g1_motion_tracking", "--out-json", str(tmp_path / "x.json")]) == 2
     assert "not available" in capsys.readouterr().err
+
+
+def test_an_unwritable_out_json_is_refused_before_anything_is_measured(tmp_path, capsys, monkeypatch):
+    from rlperf.envs import harness
+
+    def never(*args, **kwargs):
+        raise AssertionError("measured before checking the output path")
+
+    monkeypatch.setattr(harness, "prepare", never)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["env", "--task", "probe", "--threads", "1", "--num-envs", "64",
+                 "--out-json", str(blocker / "r" / "results.json")]) == 2
+    assert "cannot write there" in capsys.readouterr().err

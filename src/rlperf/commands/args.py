@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rlperf.errors import UsageError
 
 
@@ -26,3 +28,28 @@ def at_least(flag: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise UsageError(f"{flag}: {value} must be >= {minimum}")
     return value
+
+
+def check_writable(*paths: Path) -> None:
+    """Refuse unwritable outputs before anything is measured: a probe file in the nearest existing folder
+    (os.access says yes to root even where nothing can be created, e.g. under /proc)."""
+    import tempfile
+
+    for path in paths:
+        if path.is_dir() and path.suffix:
+            raise UsageError(f"{path}: is a directory, expected a file path")
+        parent = path.parent if path.suffix else path
+        while not parent.exists():
+            parent = parent.parent
+        try:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write there ({parent}: {exc.strerror})") from None
+
+
+def threads_in_reach(requested: list[int], cap: int) -> None:
+    """A sweep whose every thread count is above the machine would measure nothing: say so, exit 2."""
+    if requested and not any(t <= cap for t in requested):
+        raise UsageError(f"--threads {','.join(map(str, requested))}: every count is above this machine's "
+                         f"{cap}, so nothing would be measured; valid: 1..{cap}")

@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list
+from rlperf.commands.args import at_least, check_writable, parse_positive_list
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
@@ -74,23 +74,6 @@ def _validate(args) -> None:
         _threads(args.torch_threads, 1)
 
 
-def _check_writable(*paths: Path) -> None:
-    """Refuse unwritable outputs before anything is measured: a probe file in the nearest existing folder."""
-    import tempfile
-
-    for path in paths:
-        if path.is_dir() and path.suffix:
-            raise UsageError(f"{path}: is a directory, expected a file path")
-        parent = path.parent if path.suffix else path
-        while not parent.exists():
-            parent = parent.parent
-        try:
-            with tempfile.TemporaryFile(dir=parent):
-                pass
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot write there ({parent}: {exc.strerror})") from None
-
-
 def run(args) -> int:
     if args.plot_only:
         return _plot_only(args)
@@ -103,7 +86,7 @@ def run(args) -> int:
     cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
                        gpu_counts=gpu_counts)
     out_json = Path(args.out_json)
-    _check_writable(out_json, *([Path(args.plot_dir)] if args.plot_dir else []))
+    check_writable(out_json, *([Path(args.plot_dir)] if args.plot_dir else []))
     doc = measure(cases, args, gpu_counts)
     return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
 
