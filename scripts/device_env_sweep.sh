@@ -2,7 +2,7 @@
 # Full env-kernel sweep on a 16-vCPU host: all three tasks, sac_default (probe: its only profile),
 # envs 512..32768, Numba threads 1,2,4,8,16, iters 80, warmup 8, into $OUT/env/<task>/.
 #
-# Needs: python3 with numpy, numba, torch, matplotlib, tqdm; PYTHONPATH containing /work/main/src.
+# Needs: python3 with numpy, numba, torch, matplotlib, tqdm; PYTHONPATH containing the repository's src/.
 # Usage: OUT=/some/dir scripts/device_env_sweep.sh      (optional: PYTHON=python3.11, THREADS=1,2,4)
 set -euo pipefail
 

@@ -134,6 +134,11 @@ def test_environments_pair_by_python_identity_not_by_name():
     same = {"python": "3.11", "numba": "0.68.1", "os": "Linux 6.1"}
     assert pair_envs({"py-a": same}, {"py-b": {**same, "os": "Linux 6.2"}}) == {"py-a": "py-b"}
     assert pair_envs({"py-a": same}, {"py-a": {**same, "numba": "0.60.0"}}) == {}
+    # --python=same records the interpreter's path: two checkouts' venvs with the same packages pair
+    base_venv = {**same, "python": "/runner/base/.venv/bin/python"}
+    head_venv = {**same, "python": "/runner/head/.venv/bin/python"}
+    assert pair_envs({"py-a": base_venv}, {"py-b": head_venv}) == {"py-a": "py-b"}
+    assert pair_envs({"py-a": base_venv}, {"py-b": {**head_venv, "numba": "0.60.0"}}) == {}
     findings = judge({("py-a", "b.S.time_x"): pt(1.0, env="py-a")},
                      {("py-b", "b.S.time_x"): pt(1.0, env="py-b")}, GateConfig(), {}, env_map={"py-a": "py-b"})
     assert [(f.name, f.status) for f in findings] == [("b.S.time_x", "ok")]

@@ -162,8 +162,13 @@ def select(points: dict, bench) -> dict:
 
 
 def python_identity(params: dict) -> dict:
-    """The part of an environment's params that says which Python and packages ran the benchmarks."""
-    return {k: str(v) for k, v in params.items() if k not in HOST_KEYS}
+    """The part of an environment's params that says which Python and packages ran the benchmarks.
+
+    With `--python=same` asv records the interpreter's path as `python`; a path says where a venv lies
+    (base and head are measured from separate checkouts), not what it holds, so it is left out and the
+    package versions decide."""
+    return {k: str(v) for k, v in params.items()
+            if k not in HOST_KEYS and not (k == "python" and "/" in str(v))}
 
 
 def pair_envs(base_envs: dict[str, dict], head_envs: dict[str, dict]) -> dict[str, str]:
