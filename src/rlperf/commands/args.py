@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rlperf.errors import UsageError
 
 
@@ -26,6 +28,24 @@ def at_least(flag: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise UsageError(f"{flag}: {value} must be >= {minimum}")
     return value
+
+
+def check_writable(*paths: Path) -> None:
+    """Refuse unwritable outputs before anything is measured: a probe file in the nearest existing folder
+    (os.access says yes to root even where nothing can be created, e.g. under /proc)."""
+    import tempfile
+
+    for path in paths:
+        if path.is_dir() and path.suffix:
+            raise UsageError(f"{path}: is a directory, expected a file path")
+        parent = path.parent if path.suffix else path
+        while not parent.exists():
+            parent = parent.parent
+        try:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write there ({parent}: {exc.strerror})") from None
 
 
 def threads_in_reach(requested: list[int], cap: int) -> None:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rlperf.commands.args import at_least, parse_positive_list
 from rlperf.errors import UsageError, choice_error
-from rlperf.report.jsonio import check_writable
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
 DEFAULT_OUT = "out/e2e/results.json"
@@ -65,6 +64,18 @@ def _choices(text: str, valid, what: str) -> tuple[str, ...]:
     return items
 
 
+def _writable(path: Path, flag: str) -> Path:
+    """Fail now, not after the measurement, if `path` cannot be written."""
+    if path.exists() and path.is_dir():
+        raise UsageError(f"{flag}: {path} is a directory; give a file path such as {path}/results.json")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"{flag}: cannot create {path} ({parent} is not a writable directory)")
+    return path
+
+
 def plan_from_args(args):
     """Validated E2EPlan; raises UsageError before anything is measured."""
     from rlperf.e2e.loop.batches import single_gpu_placements
@@ -93,12 +104,12 @@ def plan_from_args(args):
         warmup=at_least("--warmup-iterations", args.warmup_iterations, 0), physics=args.physics,
         kernels=_choices(args.kernels, KERNELS, "kernels"), ab_steps=at_least("--ab-steps", args.ab_steps, 0),
         threads=threads, seed=args.seed, overrides=tuple(args.overrides),
-        profile=str(check_writable(Path(args.profile), "--profile")) if args.profile else None)
+        profile=str(_writable(Path(args.profile), "--profile")) if args.profile else None)
     for n in plan.num_envs:
         plan.learner(n)  # every override valid for every env count, learner values included
-    check_writable(Path(args.out_json), "--out-json")
+    _writable(Path(args.out_json), "--out-json")
     if args.plot_dir:
-        check_writable(Path(args.plot_dir) / "report.md", "--plot-dir")
+        _writable(Path(args.plot_dir) / "report.md", "--plot-dir")
     return plan
 
 

@@ -14,8 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list, threads_in_reach
-from rlperf.report.jsonio import check_writable
+from rlperf.commands.args import at_least, check_writable, parse_positive_list, threads_in_reach
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
@@ -66,7 +65,7 @@ def _plan(args) -> dict:
     out = Path(args.out_json or f"out/env/{args.task}/results.json")
     if out.exists() and out.is_dir():
         raise UsageError(f"--out-json: {out} is a directory; give a file path such as {out}/results.json")
-    check_writable(out, "--out-json")
+    check_writable(out)
     threads_in_reach(requested, cap)
     return dict(workload=workload, profiles=profiles, num_envs=num_envs, requested=requested, cap=cap,
                 iters=iters, warmup=warmup, out=out)

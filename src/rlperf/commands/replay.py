@@ -10,8 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list
-from rlperf.report.jsonio import check_writable
+from rlperf.commands.args import at_least, check_writable, parse_positive_list
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
@@ -87,9 +86,7 @@ def run(args) -> int:
     cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
                        gpu_counts=gpu_counts)
     out_json = Path(args.out_json)
-    check_writable(out_json, "--out-json")
-    if args.plot_dir:
-        check_writable(Path(args.plot_dir), "--plot-dir")
+    check_writable(out_json, *([Path(args.plot_dir)] if args.plot_dir else []))
     doc = measure(cases, args, gpu_counts)
     return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
 

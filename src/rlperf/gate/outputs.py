@@ -5,15 +5,23 @@ from __future__ import annotations
 import os
 import tempfile
 
-from pathlib import Path
-
-from rlperf.report.jsonio import check_writable
+from rlperf.errors import UsageError
 
 
 def check_output_path(path: str | None, flag: str) -> None:
-    """A usage error now, rather than a lost run later (rlperf.report.jsonio.check_writable)."""
-    if path:
-        check_writable(Path(path), flag)
+    """A usage error now, rather than a lost run later: not a folder, and its folder is (or can be) writable."""
+    if not path:
+        return
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        raise UsageError(f"{flag} {path!r} is a directory; give a file path")
+    folder = os.path.dirname(full)
+    while not os.path.exists(folder):  # the nearest existing ancestor must let us create the rest
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise UsageError(f"{flag} {path!r}: {folder!r} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
+        raise UsageError(f"{flag} {path!r} is not writable")
 
 
 def write_text_atomic(path: str, text: str) -> None:

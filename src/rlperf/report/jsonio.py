@@ -10,24 +10,6 @@ from pathlib import Path
 from rlperf.errors import UsageError
 
 
-def check_writable(path: str | Path, flag: str = "output") -> Path:
-    """Refuse an unwritable output before anything is measured: create (and drop) a probe file in the
-    nearest existing folder, since os.access says yes to root even where nothing can be created (/proc).
-    A path without a suffix is a folder to write into."""
-    path = Path(path)
-    if path.is_dir() and path.suffix:
-        raise UsageError(f"{flag}: {path} is a directory; give a file path such as {path}/results.json")
-    parent = path.parent if path.suffix else path
-    while not parent.exists():
-        parent = parent.parent
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot create {path} (cannot write there: {parent}: {exc.strerror})") from None
-    return path
-
-
 def write_json(path: str | Path, doc: dict) -> Path:
     """Write `doc` to `path` via a temp file + rename, so a crash never leaves half a file."""
     path = Path(path)
