@@ -15,6 +15,23 @@ def check_output_path(path: str | None, flag: str) -> None:
     full = os.path.abspath(path)
     if os.path.isdir(full):
         raise UsageError(f"{flag} {path!r} is a directory; give a file path")
+    _check_creatable(path, full, flag)
+
+
+def check_output_dir(path: str | None, flag: str) -> None:
+    """A folder the gate will create whole (temp folder + rename beside it): absent or empty, and its
+    parent writable. A non-empty folder is refused so that one run's files never mix with another's."""
+    if not path:
+        return
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise UsageError(f"{flag} {path!r} is a file; give a folder that is absent or empty")
+    if os.path.isdir(full) and os.listdir(full):
+        raise UsageError(f"{flag} {path!r} is not empty; give an absent or empty folder")
+    _check_creatable(path, full, flag)
+
+
+def _check_creatable(path: str, full: str, flag: str) -> None:
     folder = os.path.dirname(full)
     while not os.path.exists(folder):  # the nearest existing ancestor must let us create the rest
         folder = os.path.dirname(folder)
@@ -39,4 +56,4 @@ def write_text_atomic(path: str, text: str) -> None:
         raise
 
 
-__all__ = ["check_output_path", "write_text_atomic"]
+__all__ = ["check_output_dir", "check_output_path", "write_text_atomic"]
