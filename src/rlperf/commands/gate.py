@@ -1,8 +1,8 @@
 """`rlperf gate`: did HEAD make anything slower, or break parity, compared with BASE on this machine?
 
-    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] | --no-run]
-               [--config gate.toml] [--factor 1.10] [--bench REGEX] [--accept-changed NAME ...]
-               [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
+    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] [--keep-passes DIR]
+               | --no-run [--passes-from DIR]] [--config gate.toml] [--factor 1.10] [--bench REGEX]
+               [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
     rlperf gate --bisect A..B [--run]              # name the first commit of A..B that regressed
 
@@ -34,6 +34,12 @@ def add_parser(subparsers, name: str, help_text: str):
                         "worktree; --no-run: compare stored results only (default: benchmark only commits "
                         "without stored results, then compare stored results)")
     p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
+    p.add_argument("--keep-passes", metavar="DIR",
+                   help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
+                        "DIR/passes.json, for a judge elsewhere (--passes-from)")
+    p.add_argument("--passes-from", metavar="DIR",
+                   help="judge the passes a `--run --keep-passes DIR` kept, like --run (median of per-pass "
+                        "ratios); --results-dir holds the base's own record (versions, directions, host)")
     p.add_argument("--bench", help="asv --bench regex: gate only a subset (points and coverage alike)")
     p.add_argument("--accept-changed", action="append", default=[], metavar="NAME",
                    help="accept a benchmark whose asv version changed (glob on the name, repeatable)")
@@ -87,6 +93,7 @@ def _reproduce(args, where) -> str:
     extra = "".join([f" --bench '{args.bench}'" if args.bench else "",
                      " --run" if args.run else (" --no-run" if args.run is False else ""),
                      f" --passes {args.passes}" if args.passes else "",
+                     f" --passes-from {args.passes_from}" if args.passes_from else "",
                      "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
                      " --allow-host-change" if args.allow_host_change else ""])
     return (f"rlperf gate --base {args.base} --head {args.head} --machine {where.machine} "
@@ -95,7 +102,7 @@ def _reproduce(args, where) -> str:
 
 def _validate(args):
     """Everything that can be wrong with the invocation, before any measurement."""
-    from rlperf.gate.outputs import check_output_path
+    from rlperf.gate.outputs import check_output_dir, check_output_path
     from rlperf.errors import UsageError
     from rlperf.gate.config import load_config
     from rlperf.gate.results import compile_bench
@@ -109,9 +116,19 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
+    if args.keep_passes and (args.run is not True or not args.base):
+        raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
+    if args.passes_from is not None:
+        if args.run is True or not args.base:
+            raise UsageError("--passes-from applies to a --base/--head comparison without --run (it measures nothing)")
+        if not args.passes_from.strip():
+            raise UsageError("--passes-from must not be empty")
+        if os.path.exists(args.passes_from) and not os.path.isdir(args.passes_from):
+            raise UsageError(f"--passes-from {args.passes_from!r} is a file; give the folder --keep-passes wrote")
     compile_bench(args.bench)
     for flag in ("out_md", "out_json"):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
+    check_output_dir(args.keep_passes, "--keep-passes")
     return load_config(args.config, factor=args.factor, passes=args.passes)
 
 
@@ -133,7 +150,8 @@ def _gate(args) -> int:
         return _bisect(args, where, config, echo)
 
     verdict = gate(where, args.base, args.head, config, run=args.run, accept_changed=tuple(args.accept_changed),
-                   allow_host_change=args.allow_host_change, echo=echo)
+                   allow_host_change=args.allow_host_change, keep_passes=args.keep_passes,
+                   passes_from=args.passes_from, echo=echo)
     markdown = to_markdown(verdict, reproduce=_reproduce(args, where))
     print(markdown)
     if args.out_json:

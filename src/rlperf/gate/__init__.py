@@ -4,7 +4,8 @@ Modules, one concern each: `exitcodes` (the codes and their precedence), `meta` 
 benchmarks use to declare direction/tolerance), `config` (gate.toml: factor, passes, per-glob rules),
 `results` (asv result files -> points, environment pairing, --bench selection), `significance`
 (asv's Mann–Whitney rule), `host` (same host? asv params + fingerprints), `interleave` (k alternating
-base/head passes for --run), `judge` (one finding per point), `report` (Markdown + JSON verdict),
+base/head passes for --run), `passdir` (passes kept in a folder: --keep-passes / --passes-from),
+`judge` (one finding per point), `report` (Markdown + JSON verdict),
 `outputs` (output paths checked early, written atomically), `flow` (measure or load, then judge).
 """
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
 from rlperf.gate.host import compare_hosts
@@ -53,11 +54,15 @@ def _notes(base: CommitResults, head: CommitResults, env_map: dict, findings, no
     return notes
 
 
-def _check_host(where: Where, base: CommitResults, head: CommitResults, shas, allow: bool) -> str:
-    """Refuse a comparison across hosts (InfrastructureError) unless allowed; returns the report line."""
-    from rlperf.asvtools.fingerprint import load
+_ACROSS_RUNS = ("base and head", "Their numbers are not comparable: re-measure both in one session with --run")
+_RECORD_VS_PASSES = ("the base record and the kept passes",
+                     "The record cannot vouch for the passes' host: measure the base and the passes on one host")
 
-    check = compare_hosts(base.envs, head.envs, *(load(where.results_dir, where.machine, s) for s in shas))
+
+def _check_host(where: Where, base_envs: dict, head_envs: dict, fingerprints, allow: bool,
+                what=_ACROSS_RUNS) -> str:
+    """Refuse a comparison across hosts (InfrastructureError) unless allowed; returns the report line."""
+    check = compare_hosts(base_envs, head_envs, *fingerprints)
     warn = f"; WARNING, measured parts differ beyond their band: {'; '.join(check.warnings)}" if check.warnings else ""
     if check.same:
         return f"same host ({check.compared} agree on the static facts){warn}"
@@ -65,9 +70,44 @@ def _check_host(where: Where, base: CommitResults, head: CommitResults, shas, al
     if allow:
         return f"HOST CHANGED, compared anyway (--allow-host-change): {listed}"
     raise InfrastructureError(
-        f"base and head were measured on different hosts under machine name {where.machine!r} "
-        f"({check.compared}): {listed}. Their numbers are not comparable: re-measure both in one session "
-        "with --run, or pass --allow-host-change to compare anyway")
+        f"{what[0]} were measured on different hosts under machine name {where.machine!r} "
+        f"({check.compared}): {listed}. {what[1]}, or pass --allow-host-change to compare anyway")
+
+
+def _stored_fingerprint(where: Where, sha: str) -> dict | None:
+    from rlperf.asvtools.fingerprint import load
+
+    return load(where.results_dir, where.machine, sha)
+
+
+def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | None, echo):
+    """--run: k interleaved passes now -> (base, head, passes, notes)."""
+    verdict.mode = f"interleaved: {config.passes} pass(es) base/head alternating, median of per-pass ratios"
+    passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep)
+    verdict.host = "one session, both commits interleaved (host shared by construction)"
+    return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
+
+
+def _kept(where: Where, verdict: Verdict, folder: str, allow_host_change: bool):
+    """--passes-from: passes kept by another run, judged under the trusted base record of --results-dir."""
+    verdict.mode = f"stored interleaved passes ({folder}): median of per-pass ratios"
+    passes = passdir.load(folder, verdict.base, verdict.head, where.machine)
+    if passes.import_failure:
+        sha, message = passes.import_failure
+        raise SuiteImportError(message, sha)
+    verdict.mode = (f"stored interleaved passes: {len(passes.runs)} pass(es) base/head alternating in one session "
+                    "(kept by --run --keep-passes), median of per-pass ratios")
+    record = load_commit(where.results_dir, where.machine, verdict.base)
+    if not record.points:
+        raise InfrastructureError(f"no base record: no results for {verdict.base[:12]} on machine {where.machine!r} "
+                                  f"in {where.results_dir} (it supplies the base's versions and host)")
+    base = representative([b for b, _ in passes.runs])
+    head = representative([h for _, h in passes.runs])
+    host = _check_host(where, record.envs, base.envs, (_stored_fingerprint(where, verdict.base), passes.fingerprint),
+                       allow_host_change, _RECORD_VS_PASSES)
+    verdict.host = f"passes measured in one session (host shared by construction); base record vs passes: {host}"
+    base, notes = passdir.under_record(base, head, record)
+    return base, head, passes, notes
 
 
 def _stored(where: Where, verdict: Verdict, run: bool | None, echo) -> tuple[CommitResults, CommitResults]:
@@ -83,12 +123,16 @@ def _stored(where: Where, verdict: Verdict, run: bool | None, echo) -> tuple[Com
 
 
 def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run: bool | None = None,
-         accept_changed=(), allow_host_change: bool = False, echo=print) -> Verdict:
+         accept_changed=(), allow_host_change: bool = False, keep_passes: str | None = None,
+         passes_from: str | None = None, echo=print) -> Verdict:
     """Compare head against base on one machine.
 
     run: True measures both commits now, interleaved (config.passes passes, median of per-pass
-    ratios); False compares stored results only; None benchmarks only commits without results,
-    then compares stored results. Stored comparisons are refused across hosts (see gate.host)."""
+    ratios; keep_passes: a folder that receives every pass, see gate.passdir); False compares stored
+    results only; None benchmarks only commits without results, then compares stored results.
+    passes_from (with run not True): judge passes kept by `--run --keep-passes` like --run does, with
+    the base's versions, coverage and host taken from the results folder (the trusted base record).
+    Stored comparisons are refused across hosts (see gate.host)."""
     from rlperf.asvtools.git import resolve
 
     bench = compile_bench(where.bench)
@@ -96,17 +140,14 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
                       config=config.source, accepted=tuple(accept_changed))
     try:
         verdict.base, verdict.head = resolve(where.repo, base_ref), resolve(where.repo, head_ref)
-        values = None
-        if run:
-            verdict.mode = f"interleaved: {config.passes} pass(es) base/head alternating, median of per-pass ratios"
+        values, passes, notes = None, None, []
+        if run or passes_from:
             try:
-                passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo)
+                base, head, passes, notes = (_kept(where, verdict, passes_from, allow_host_change) if passes_from
+                                             else _measured(where, verdict, config, keep_passes, echo))
             except SuiteImportError as exc:
                 _import_failure(verdict, exc)
                 return verdict
-            base = representative([b for b, _ in passes.runs])
-            head = representative([h for _, h in passes.runs])
-            verdict.host = "one session, both commits interleaved (host shared by construction)"
         else:
             verdict.mode = f"stored results: factor and asv's significance rule (p < {config.p_threshold:g})"
             try:
@@ -114,7 +155,9 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
             except SuiteImportError as exc:
                 _import_failure(verdict, exc)
                 return verdict
-            verdict.host = _check_host(where, base, head, (verdict.base, verdict.head), allow_host_change)
+            verdict.host = _check_host(where, base.envs, head.envs,
+                                       [_stored_fingerprint(where, s) for s in (verdict.base, verdict.head)],
+                                       allow_host_change)
         for sha, res in ((verdict.base, base), (verdict.head, head)):
             if not res.points:
                 raise InfrastructureError(f"result files for {sha[:12]} hold no benchmarks")
@@ -122,7 +165,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
         if not env_map:
             raise InfrastructureError("no environment of head has the Python identity of base's ("
                                       + describe_identity_mismatch(base.envs, head.envs) + ")")
-        if run:
+        if passes is not None:
             values = pass_values(passes.runs, env_map)
         base_pts, head_pts = select(base.points, bench), select(head.points, bench)
         if not (base_pts or head_pts):
@@ -131,7 +174,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
                          accept_changed=accept_changed, pass_values=values)
         not_measured = sum(1 for f in findings if f.status == "not-measured")
         verdict.findings = findings
-        verdict.notes = _notes(base, head, env_map, findings, not_measured)
+        verdict.notes = notes + _notes(base, head, env_map, findings, not_measured)
         verdict.notes += _unused_acceptances(accept_changed, findings)
     except InfrastructureError as exc:
         verdict.errors.append(str(exc))

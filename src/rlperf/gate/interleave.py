@@ -6,7 +6,8 @@ commits once (worktree + overlay install each) and runs asv k times for each, al
 commit goes first (base-head, head-base, ...) so a drift within the session cancels. Each pass
 writes into its own scratch results folder; the judge takes, per point, the median of the k
 per-pass ratios. The last pass is copied into the real results folder, with the session's host
-fingerprint, so history and the site keep one result per commit.
+fingerprint, so history and the site keep one result per commit. With `keep`, every pass folder is
+also kept (gate.passdir), for a judge elsewhere (`--passes-from`).
 """
 
 from __future__ import annotations
@@ -15,17 +16,11 @@ import glob
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 
+from rlperf.gate import passdir
+from rlperf.gate.exitcodes import SuiteImportError
+from rlperf.gate.passdir import Passes
 from rlperf.gate.results import CommitResults, load_commit
-
-
-@dataclass(frozen=True)
-class Passes:
-    """What k interleaved passes measured: per pass (base, head), and head's suite metadata file."""
-
-    runs: tuple[tuple[CommitResults, CommitResults], ...]
-    order: tuple[str, ...]  # "base,head" / "head,base" per pass, for the report
 
 
 def order_of(index: int) -> tuple[str, str]:
@@ -68,20 +63,24 @@ def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str
         shutil.copy2(head_meta, os.path.join(results_dir, "benchmarks.json"))
 
 
-def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo) -> Passes:
-    """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit."""
+def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, keep: str | None = None) -> Passes:
+    """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit.
+
+    keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
+    or, when a suite does not import, a passes.json naming that commit."""
     from rlperf.asvtools.fingerprint import fingerprint
     from rlperf.asvtools.run_commit import prepared_commit, run_prepared, store_fingerprint
 
     scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
-    runs, orders = [], []
+    runs, orders, session = [], [], None
+    kept = dict(base=base_sha, head=head_sha, machine=where.machine, bench=where.bench)
     try:
         with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
             session = fingerprint()
             commits = {"base": base, "head": head}
             head_meta = os.path.join(scratch, "head-benchmarks.json")
             for index in range(passes):
-                pass_dir = os.path.join(scratch, f"pass-{index}")
+                pass_dir = os.path.join(scratch, passdir.pass_folder(index))
                 orders.append(",".join(order_of(index)))
                 for side in order_of(index):
                     echo(f"rlperf gate: pass {index + 1}/{passes}: {side}")
@@ -93,6 +92,14 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo) 
                              load_commit(pass_dir, where.machine, head_sha)))
             _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
             store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
+            if keep:
+                passdir.save(keep, [os.path.join(scratch, passdir.pass_folder(i)) for i in range(passes)],
+                             order=orders, fingerprint=session, **kept)
+                echo(f"rlperf gate: kept {passes} pass(es) in {keep}")
+    except SuiteImportError as exc:
+        if keep:  # the verdict elsewhere must see the failure too (exit 3 for head), not a missing folder
+            passdir.save(keep, [], order=[], fingerprint=session, import_failure=(exc.sha, str(exc)), **kept)
+        raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Passes(runs=tuple(runs), order=tuple(orders))
