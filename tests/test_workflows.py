@@ -63,18 +63,29 @@ def _runner_labels(job: dict) -> set[str]:
     return {entry["runner"] for entry in labels}
 
 
-def test_pr_gate_measures_base_and_head_in_separate_jobs_on_xeon_and_gpu():
+def _script(job: dict) -> str:
+    return "\n".join(step.get("run", "") for step in job["steps"])
+
+
+def test_pr_gate_records_the_base_alone_then_interleaves_base_and_head_on_xeon_and_gpu():
     gate = _load("gate.yml")
     assert "pull_request" in gate["on"]
     jobs = gate["jobs"]
     for name in ("base", "head"):
         assert _runner_labels(jobs[name]) == {"xeon", "gpu"}
-        script = "\n".join(step.get("run", "") for step in jobs[name]["steps"])
-        assert "make env" in script and "rlperf gate --backfill" in script
+        assert "make env" in _script(jobs[name])
         assert jobs[name]["steps"][0]["with"]["fetch-depth"] == 0  # worktrees need the history
+    assert 'rlperf gate --backfill "$BASE_SHA~1..$BASE_SHA"' in _script(jobs["base"])  # the trusted record
+    head = _script(jobs["head"])
+    # one session, base and head alternating, every pass kept; the head job reports its code, never decides
+    assert "rlperf gate --run --passes 3" in head and "--keep-passes passes" in head
+    assert '--base "$BASE_SHA" --head "$HEAD_SHA"' in head and "|| status=$?" in head
     assert jobs["base"]["steps"][0]["with"]["ref"] == "${{ env.BASE_SHA }}"
     assert jobs["head"]["steps"][0]["with"]["ref"] == "${{ env.HEAD_SHA }}"
     assert jobs["head"]["needs"] == "base"  # the base is measured (and uploaded) before any head code runs
+    upload = next(s for s in jobs["head"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "passes/"
+    assert upload["with"]["name"] == "perf-head-${{ matrix.runner }}"
 
 
 def _uses(job: dict) -> list[str]:
@@ -92,9 +103,15 @@ def test_the_verdict_is_judged_off_the_runners_by_the_base_code():
     verdict = _load("gate.yml")["jobs"]["verdict"]
     assert verdict["runs-on"] == "ubuntu-latest" and set(verdict["needs"]) == {"base", "head"}
     assert verdict["steps"][0]["with"]["ref"] == "${{ env.BASE_SHA }}"
-    script = "\n".join(step.get("run", "") for step in verdict["steps"])
-    assert "rlperf gate --no-run" in script and "--out-json" in script
-    assert '[ -e "verdict/results/$f" ] ||' in script  # the head's artifact cannot overwrite a base file
+    script = _script(verdict)
+    assert "rlperf gate --no-run --passes-from verdict/passes" in script and "--out-json" in script
+    assert "--results-dir verdict/results" in script
+    downloads = {s["with"]["name"]: s for s in verdict["steps"] if s.get("uses", "").startswith("actions/download")}
+    # the base's artifact alone is the results folder; the head's passes land apart and nothing merges them
+    assert downloads["perf-base-${{ matrix.runner }}"]["with"]["path"] == "verdict/results"
+    assert downloads["perf-head-${{ matrix.runner }}"]["with"]["path"] == "verdict/passes"
+    assert downloads["perf-head-${{ matrix.runner }}"]["continue-on-error"] is True  # no passes: the gate says 5
+    assert script.count("verdict/results") == 1
 
 
 def test_no_workflow_uses_pull_request_target():
