@@ -4,7 +4,8 @@
 
 Two local commits (HEAD and a commit on top of it that changes nothing measurable) play base and head of
 a same-repository PR. Each job of the `xeon` matrix leg runs in its own fresh clone, in the workflow's
-order (base, head, verdict), with the workflow's env and `if:` conditions evaluated by gha_expr. `uses:`
+order (base: the base's record; head: base and head interleaved, passes kept; verdict: the kept passes
+judged under the base's record), with the workflow's env and `if:` conditions evaluated by gha_expr. `uses:`
 steps are stood in for locally: checkout = clone + checkout of `ref`, upload/download-artifact = copies
 in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
 github-script (the PR comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -175,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         verdict_md = work / "verdict" / "ws" / "out" / "gate.md"
         if verdict_md.is_file():
             log(verdict_md.read_text()[:3000])
+        verdict_json = verdict_md.with_suffix(".json")
+        if verdict_json.is_file():  # the per-pass ratios, which the folded table of unchanged points omits
+            for f in json.loads(verdict_json.read_text())["findings"]:
+                log(f"  {f['status']}: {f['name']} ratio {f['ratio']} {f['method']} {f['detail']}")
         log(f"workflow_steps: {results}")
         return 1 if bad else 0
     finally:
