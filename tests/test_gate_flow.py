@@ -186,9 +186,9 @@ def test_backfill_skips_stored_commits(tiny, capsys):
 
 def test_interleaved_run_catches_the_slowdown_on_the_median_of_passes(tiny):
     repo, c = tiny
-    results = repo / "interleaved"
+    results, keep = repo / "interleaved", repo / "kept-passes"
     code, verdict, by_name = _gate(repo, c["c1"], c["c3"], "--run", "--passes", "2", "--results-dir", str(results),
-                                   "--bench", "Tiny.time_work")
+                                   "--bench", "Tiny.time_work", "--keep-passes", str(keep))
     assert code == GateExit.REGRESSION, (verdict["errors"], verdict["findings"])
     work = by_name["bench_tiny.Tiny.time_work"]
     assert work["method"] == "median-of-2" and work["detail"].count("×") == 2
@@ -197,6 +197,12 @@ def test_interleaved_run_catches_the_slowdown_on_the_median_of_passes(tiny):
     # the last pass is stored for history, with the session's host fingerprint beside each commit
     assert sorted(p.name[:8] for p in (results / "tiny").glob("*-*.json")) == sorted([c["c1"][:8], c["c3"][:8]])
     assert len(list((results / "tiny" / "fingerprints").glob("*.fingerprint"))) == 2
+    # the kept passes, judged elsewhere (gate.yml's verdict job): the same per-pass ratios, the same verdict
+    assert sorted(p.name for p in keep.iterdir()) == ["pass-0", "pass-1", "passes.json"]
+    kept_code, kept, kept_by_name = _gate(repo, c["c1"], c["c3"], "--no-run", "--passes-from", str(keep),
+                                          "--results-dir", str(results), "--bench", "Tiny.time_work")
+    assert kept_code == GateExit.REGRESSION and "stored interleaved passes" in kept["mode"]
+    assert kept_by_name["bench_tiny.Tiny.time_work"]["detail"] == work["detail"]
 
 
 def test_a_head_whose_suite_does_not_import_is_a_benchmark_failure(tiny):
