@@ -227,7 +227,7 @@ def test_an_empty_keep_folder_is_filled(s, monkeypatch):
 
 @pytest.mark.parametrize("extra", [["--keep-passes", "k"], ["--no-run", "--keep-passes", "k"],
                                    ["--run", "--passes-from", "k"], ["--passes-from", "k", "--passes", "3"],
-                                   ["--passes-from", ""]])
+                                   ["--passes-from", ""], ["--run", "--keep-passes", ""]])
 def test_the_flags_apply_to_their_own_mode_only(s, no_measuring, extra):
     assert gate(s, *extra) == GateExit.USAGE
     assert no_outputs(s)

@@ -116,8 +116,10 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
-    if args.keep_passes and (args.run is not True or not args.base):
+    if args.keep_passes is not None and (args.run is not True or not args.base):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
+    if args.keep_passes is not None and not args.keep_passes.strip():
+        raise UsageError("--keep-passes must not be empty")
     if args.passes_from is not None:
         if args.run is True or not args.base:
             raise UsageError("--passes-from applies to a --base/--head comparison without --run (it measures nothing)")
