@@ -78,7 +78,7 @@ def test_pr_gate_records_the_base_alone_then_interleaves_base_and_head_on_xeon_a
     assert 'rlperf gate --backfill "$BASE_SHA~1..$BASE_SHA"' in _script(jobs["base"])  # the trusted record
     head = _script(jobs["head"])
     # one session, base and head alternating, every pass kept; the head job reports its code, never decides
-    assert "rlperf gate --run --passes 3" in head and "--keep-passes passes" in head
+    assert "rlperf gate --run --passes 5" in head and "--keep-passes passes" in head
     assert '--base "$BASE_SHA" --head "$HEAD_SHA"' in head and "|| status=$?" in head
     assert jobs["base"]["steps"][0]["with"]["ref"] == "${{ env.BASE_SHA }}"
     assert jobs["head"]["steps"][0]["with"]["ref"] == "${{ env.HEAD_SHA }}"
