@@ -25,7 +25,8 @@ from rlperf.replay.storage import ReplayStorage  # noqa: E402
 from rlperf.workload import compose  # noqa: E402
 
 BUDGET = ThreadBudget(physics_threads=2, numba_threads=1, torch_threads=1)
-PHASES = {"physics", "update_state", "policy", "replay_add", "reset_done", "other", "total"}
+PHASES = {"physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done", "other",
+          "total"}
 
 
 def make(task="g1_walk_flat", n=4, overrides=(), stepper="rollout", **kw) -> Collector:

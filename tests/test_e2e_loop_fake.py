@@ -9,7 +9,7 @@ import torch
 
 from rlperf.replay.storage import ReplayStorage
 
-PHASES = ("physics", "update_state", "policy", "replay_add", "reset_done", "other")
+PHASES = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done", "other")
 
 
 class FakeCollector:
@@ -48,7 +48,7 @@ class FakeCollector:
         self.obs, self.critic, self.steps = next_obs, next_critic, self.steps + 1
         ms = [(b - a) * 1e3 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4))]
         return {"physics": ms[0], "update_state": ms[1], "policy": ms[2], "replay_add": ms[3], "reset_done": 0.0,
-                "other": 0.0, "total": sum(ms)}
+                "state_read": 0.0, "noise": 0.0, "inputs": 0.0, "other": 0.0, "total": sum(ms)}
 
     def set_policy_weights(self, state_dict) -> float:
         t0 = time.perf_counter()

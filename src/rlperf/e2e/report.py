@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import statistics
 
-COLLECTOR_PARTS = ("physics", "update_state", "policy", "replay_add", "reset_done", "other")
+COLLECTOR_PARTS = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done",
+                   "other")
 
 
 def _median(rows: list[dict], key: str) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-PHASES = ("physics", "update_state", "policy", "replay_add", "reset_done")
+PHASES = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done")
 
 
 class StepTimer:

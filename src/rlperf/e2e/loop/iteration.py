@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from rlperf.e2e.loop.clock import Span, marked, sync, wall_ms
 
 MAX_LEAD = 1  # sync chunks the async collector may run ahead of the learner
-COLLECTOR_PHASES = ("physics", "update_state", "policy", "replay_add", "reset_done", "other", "total")
+COLLECTOR_PHASES = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done",
+                    "other", "total")
 
 
 @dataclass(frozen=True)
