@@ -17,6 +17,14 @@ def test_repository_gate_toml_loads():
     assert config.factor >= 1.0 and config.rules
 
 
+@pytest.mark.parametrize("placement, factor", [("gpu-compact", 4.0), ("gpu-fused-bf16", 2.9), ("gpu-fused", 1.30)])
+def test_repository_bands_of_the_bimodal_gpu_gathers_reach_their_points(placement, factor):
+    """The measured-noise bands (gate.toml) must match the parameterised asv keys, and not their neighbours."""
+    config = load_config(str(ROOT / "gate.toml"))
+    key = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
+    assert policy_for(config, key, "bench_replay.ReplayGpuSample.track_ms", {}).factor == factor
+
+
 def test_cli_factor_overrides_the_file_default_but_not_rules(tmp_path):
     path = tmp_path / "g.toml"
     path.write_text('[gate]\nfactor = 1.2\n[[rule]]\nmatch = "a.*"\nfactor = 2.0\n')
