@@ -78,23 +78,24 @@ def derive_parallel(records: list[dict]) -> None:
             r["parallel_efficiency"] = r["parallel_speedup_vs_numba_1t"] / r["threads"]
 
 
-_COPY_CEILINGS: dict[int, dict] = {}  # thread count -> host copy rate, measured once per process
+_COPY_CEILINGS: dict[tuple[int, int], dict] = {}  # (threads, copy bytes) -> rate, measured once per process
 
 
-def copy_ceiling(threads_: int) -> dict:
-    """The host copy rate at `threads_` Numba threads, measured on first use in this run."""
-    if threads_ not in _COPY_CEILINGS:
-        from rlperf.envs.copy_rate import host_copy_rate
+def copy_ceiling(threads_: int, touched_bytes: int) -> dict:
+    """The host copy rate at `threads_` Numba threads over the kernel's footprint (see copy_rate)."""
+    from rlperf.envs.copy_rate import copy_bytes_for, host_copy_rate, repeats_for
 
-        _COPY_CEILINGS[threads_] = host_copy_rate(threads_)
-    return _COPY_CEILINGS[threads_]
+    nbytes = copy_bytes_for(touched_bytes)
+    if (threads_, nbytes) not in _COPY_CEILINGS:
+        _COPY_CEILINGS[threads_, nbytes] = host_copy_rate(threads_, nbytes=nbytes, repeat=repeats_for(nbytes))
+    return _COPY_CEILINGS[threads_, nbytes]
 
 
 def measure_case(prepared: Prepared, case: EnvCase, *, iters: int, warmup: int, seed: int,
                  numpy_samples: list[float] | None = None, timed_inputs=None, parity_inputs=None) -> dict:
     """Everything for one case; pass `numpy_samples` / inputs to reuse them across thread counts.
 
-    The memory floor uses the host copy rate at the case's own thread count (copy_ceiling).
+    The memory floor uses the host copy rate at the case's own thread count and footprint (copy_ceiling).
     """
     from rlperf.envs.copy_rate import floor_fields
 
@@ -107,7 +108,7 @@ def measure_case(prepared: Prepared, case: EnvCase, *, iters: int, warmup: int, 
     record = case_record(case, numpy_samples, numba_samples, budget, result, prepared.compile_ms)
     per_env = getattr(w, "bytes_per_env", None)  # streamed bytes, to compare with the memory floor (docs/limits.md 3.8)
     record["stream_gb_per_s"] = per_env * case.num_envs / (record["numba_ms"] * 1e6) if per_env else None
-    ceiling = copy_ceiling(case.threads) if per_env else None
+    ceiling = copy_ceiling(case.threads, per_env * case.num_envs) if per_env else None
     record.update(floor_fields(per_env, case.num_envs, record["numba_ms"], ceiling))
     return record
 

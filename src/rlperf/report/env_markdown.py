@@ -43,7 +43,8 @@ def render(doc: dict, chart_name: str | None = None) -> str:
             f"{'ok' if r['parity_ok'] else 'FAIL'} | {p['max_abs_reward_diff']:.2e} | {obs:.2e} | "
             f"{p['termination_mismatch']} |")
     lines += ["", "Memory floor: bytes touched per env x envs over the host copy rate (read + write) measured in "
-              "the same run by a Numba copy at the case's own thread count; x floor = numba ms / floor ms.",
+              "the same run by a Numba copy at the case's own thread count, over a buffer of the case's own footprint "
+              "(so cache-resident cases are bounded by a cache-resident copy); x floor = numba ms / floor ms.",
               ""]
     if doc.get("skipped"):
         lines += ["", "## Skipped", ""]
