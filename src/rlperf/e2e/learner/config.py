@@ -84,8 +84,8 @@ class LearnerConfig:
         return (h, max(1, h // 2), max(1, h // 4))
 
     def summary(self) -> dict:
-        return {**asdict(self), "network_batch": self.network_batch, "target_entropy": self.target_entropy, "actor_widths": list(self.actor_widths),
-                "critic_widths": list(self.critic_widths)}
+        return {**asdict(self), "network_batch": self.network_batch, "target_entropy": self.target_entropy,
+                "actor_widths": list(self.actor_widths), "critic_widths": list(self.critic_widths)}
 
 
 def learner_config(task: str, sim: str, overrides: list[str] | tuple[str, ...] = (),
