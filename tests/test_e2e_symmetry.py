@@ -222,8 +222,8 @@ def test_a_tiny_walk_run_updates_end_to_end_with_symmetry_on(tmp_path, capsys, m
     monkeypatch.setattr(collectors, "collector_missing_reason", lambda: None)
     out = tmp_path / "results.json"
     code = main(["e2e", "--task", "g1_walk_flat", "--placements", "host", "--schedule", "synchronous",
-                 "--prefetch", "none", "--iterations", "1", "--warmup-iterations", "0", "--ab-steps", "0", "--threads", "1",
-                 "--out-json", str(out), *CLI_TINY])
+                 "--prefetch", "none", "--iterations", "1", "--warmup-iterations", "0", "--ab-steps", "0",
+                 "--threads", "1", "--out-json", str(out), *CLI_TINY])
     assert code == 0, capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert doc["learner_note"] == ("on: each 16-row batch plus its left/right mirror, 32 rows per update "
