@@ -62,6 +62,11 @@ class LearnerConfig:
                              "(CUDA graphs come from torch.compile mode 'reduce-overhead')")
 
     @property
+    def network_batch(self) -> int:
+        """Rows the networks see per update: the sampled learner batch, doubled by the mirror with use_symmetry."""
+        return self.learner_batch * (2 if self.use_symmetry else 1)
+
+    @property
     def target_entropy(self) -> float:
         """Alpha is tuned toward -action_dim * target_entropy_ratio (0 for walk, -14.5 for MT)."""
         return -self.action_dim * self.target_entropy_ratio
@@ -79,14 +84,17 @@ class LearnerConfig:
         return (h, max(1, h // 2), max(1, h // 4))
 
     def summary(self) -> dict:
-        return {**asdict(self), "target_entropy": self.target_entropy, "actor_widths": list(self.actor_widths),
-                "critic_widths": list(self.critic_widths)}
+        return {**asdict(self), "network_batch": self.network_batch, "target_entropy": self.target_entropy,
+                "actor_widths": list(self.actor_widths), "critic_widths": list(self.critic_widths)}
 
 
 def learner_config(task: str, sim: str, overrides: list[str] | tuple[str, ...] = (),
                    workload: Workload | None = None) -> LearnerConfig:
     """Compose `task/sim` with `overrides` (validated by compose) into the learner's values."""
     workload = workload or compose(task, sim, overrides)
+    if workload.use_symmetry and workload.symmetry_batch_multiplier != 2:
+        raise UsageError(f"use_symmetry: a left/right mirror doubles each batch, so the symmetry batch multiplier "
+                         f"must be 2, got {workload.symmetry_batch_multiplier}")
     cfg = _compose_cfg(task, sim, list(overrides))
     algo, training = cfg.algo, cfg.training
     try:

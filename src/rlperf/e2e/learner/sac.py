@@ -4,7 +4,9 @@ the actor and alpha on consecutive minibatches of one sampled chunk (docs/worklo
 Per update k: critic step (clipped double-Q distributional target, entropy-shifted support,
 projected onto the fixed atoms), Polyak update of the target critics with tau, and, when
 k % policy_frequency == 0, an actor step and an alpha step toward the target entropy. Forward
-passes run under bf16 autocast when `use_amp`; losses and the C51 projection stay in float32.
+passes run under bf16 autocast when `use_amp`; losses and the C51 projection stay in float32. With
+`use_symmetry` each minibatch is first concatenated with its left/right mirror (learner/symmetry.py),
+so the networks see twice the sampled rows.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 
 from rlperf.e2e.learner.config import LearnerConfig
 from rlperf.e2e.learner.networks import Actor, TwinCritic
+from rlperf.e2e.learner.symmetry import BatchMirror, walk_mirror
 from rlperf.replay.storage import Batch
 
 
@@ -40,9 +43,13 @@ class SacLearner:
     """Networks, targets, optimisers and alpha of one learner rank; `iteration(batch)` queues one
     iteration's updates and returns its losses as device tensors (read them after a sync)."""
 
-    def __init__(self, cfg: LearnerConfig, device: torch.device | str = "cpu", seed: int = 0):
+    def __init__(self, cfg: LearnerConfig, device: torch.device | str = "cpu", seed: int = 0,
+                 mirror: BatchMirror | None = None):
         self.cfg = cfg
         self.device = torch.device(device)
+        self.mirror = None  # use_symmetry: the G1 mirror maps on this device (joint order from the model)
+        if cfg.use_symmetry:
+            self.mirror = mirror or walk_mirror(cfg.obs_dim, cfg.critic_dim, cfg.action_dim, self.device)
         torch.manual_seed(seed)
         self.actor = Actor(cfg.obs_dim, cfg.action_dim, cfg.actor_widths, cfg.use_layer_norm).to(self.device)
         self.critic = TwinCritic(cfg.critic_dim, cfg.action_dim, cfg.critic_widths, cfg.num_atoms,
@@ -98,8 +105,13 @@ class SacLearner:
             torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm)
         opt.step()
 
+    def train_batch(self, b: Batch) -> Batch:
+        """What the networks see for sampled minibatch `b`: `b` plus its mirror with use_symmetry, else `b`."""
+        return self.mirror.augment(b) if self.mirror is not None else b
+
     def update(self, b: Batch, update_index: int) -> dict[str, torch.Tensor]:
         """One update on one minibatch; the actor and alpha step only when update_index % policy_frequency == 0."""
+        b = self.train_batch(b)
         alpha = self.log_alpha.detach().exp()
         critic_params = list(self.critic.parameters())
         critic_loss = self.critic_loss_fn(b, alpha)

@@ -7,6 +7,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 
+from rlperf.e2e.learner import symmetry
 from rlperf.e2e.learner.config import LearnerConfig, learner_config
 from rlperf.e2e.loop.batches import ReplayPort, SwitchableWriter, replay_memory_verdict
 from rlperf.e2e.loop import collectors
@@ -14,8 +15,6 @@ from rlperf.e2e.loop.matrix import measure_point, profile_iteration
 from rlperf.workload import Workload, compose
 
 AB_WARMUP_STEPS = 2  # the reference collector A/B: warmup 2, measure 8 (docs/workloads.md C8)
-SYMMETRY_NOTE = ("not implemented: the spec defines the x2 batch multiplier of use_symmetry but no mirror "
-                 "maps, so the networks train on the learner batch as sampled (half the reference's rows)")
 
 
 @dataclass(frozen=True)
@@ -90,8 +89,8 @@ def _run_plan(plan: E2EPlan, progress) -> dict:
         workload, cfg = plan.workload(num_envs), plan.learner(num_envs)
         learner = SacLearner(cfg, device if device is not None else "cpu", seed=plan.seed)
         learners[str(num_envs)] = {**cfg.summary(), "parameters": learner.parameter_count(),
-                                   "device": str(learner.device), "symmetry": SYMMETRY_NOTE if cfg.use_symmetry
-                                   else "off (use_symmetry false)"}
+                                   "device": str(learner.device), "symmetry": symmetry.note(cfg.use_symmetry,
+                                                                                   cfg.learner_batch)}
         writer = SwitchableWriter()
         collector = collector_cls(workload, num_envs=num_envs, physics=plan.physics, kernel="fused",
                                   threads=plan.threads, seed=plan.seed, replay_writer=writer,
