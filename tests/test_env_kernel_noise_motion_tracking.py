@@ -31,9 +31,10 @@ def test_oracle_noise_is_uniform_scaled_by_the_profile_noise_scales():
 
 def test_inputs_carry_the_oracle_draws_in_the_four_noise_fields():
     inp = DRAWN.make_inputs(9, "ppo_default", seed=4, step=5, noise_level=0.5)
-    joined = np.concatenate([inp.noise_linvel, inp.noise_gyro, inp.noise_joint_pos, inp.noise_dof_vel], axis=1)
+    parts = (inp.noise_linvel, inp.noise_gyro, inp.noise_joint_pos, inp.noise_dof_vel)
+    joined = np.concatenate(parts, axis=1)
     assert np.array_equal(joined, oracle_noise(9, "ppo_default", 4, 5, 0.5))
-    assert all(a.flags.c_contiguous for a in (inp.noise_linvel, inp.noise_gyro, inp.noise_joint_pos))
+    assert all(a.flags.c_contiguous for a in parts)  # the types of the passed-in arrays: one specialisation
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
