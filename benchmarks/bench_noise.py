@@ -40,10 +40,12 @@ class NoiseGeneration:
                 "number": 1}
 
 
-class ProbeInKernelNoise:
-    """The probe kernel with noise drawn in-kernel vs passed in, and vs numpy drawing the same values
-    (rlperf.envs.probe.noise_overhead: interleaved arms, min of rounds). Ratios are unitless."""
+class _InKernelNoise:
+    """A task's kernel with noise drawn in-kernel vs passed in, and vs numpy drawing the same values
+    (rlperf.envs.noise_overhead: interleaved arms, min of rounds). Ratios are unitless. Subclasses set TASK
+    (the leading underscore keeps asv from collecting this base)."""
 
+    TASK = ""
     params = (list(cases.ASV_NUM_ENVS), list(cases.ASV_THREADS))
     param_names = ("num_envs", "threads")
     timeout = 600
@@ -53,11 +55,12 @@ class ProbeInKernelNoise:
 
     def setup(self, num_envs, threads):
         from rlperf.envs import threads as pools
-        from rlperf.envs.probe.noise_overhead import measure
+        from rlperf.envs.noise_overhead import measure
 
         if threads > pools.max_numba_threads():
             raise NotImplementedError(f"{threads} threads > {pools.max_numba_threads()} on this machine")
-        self.result = measure(num_envs, threads, rounds=cases.ITERS, warmup=cases.WARMUP, seed=cases.SEED)
+        self.result = measure(num_envs, threads, task=self.TASK, rounds=cases.ITERS, warmup=cases.WARMUP,
+                              seed=cases.SEED)
 
     def track_overhead_ratio(self, num_envs, threads):
         return self.result["overhead_ratio"]
@@ -71,3 +74,15 @@ class ProbeInKernelNoise:
         return value
 
     track_numpy_over_in_kernel_draws.unit = "numpy / in-kernel draws"
+
+
+class ProbeInKernelNoise(_InKernelNoise):
+    """The probe kernel with noise drawn in-kernel vs passed in, and vs numpy drawing the same values."""
+
+    TASK = "probe"
+
+
+class MotionTrackingInKernelNoise(_InKernelNoise):
+    """g1_motion_tracking's kernel with its 64 actor-noise values drawn in-kernel vs passed in, and vs numpy."""
+
+    TASK = "g1_motion_tracking"

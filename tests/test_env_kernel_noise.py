@@ -43,12 +43,34 @@ def test_another_step_draws_other_noise(inp):
     assert not np.array_equal(a, DRAWN.fused_runner(other, 1)().actor_obs)
 
 
-def test_overhead_measure_reports_both_ratios_and_rejects_bad_input():
+def test_probe_overhead_shorthand_reports_both_ratios_and_rejects_bad_input():
     from rlperf.envs.probe import noise_overhead
 
     r = noise_overhead.measure(64, 1, rounds=2, warmup=0)
-    assert set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
-    for bad in (["--threads", "0"], ["--num-envs", "x"], ["--rounds", "-1"]):
+    assert r["task"] == "probe" and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
+    for bad in (["--threads", "0"], ["--num-envs", "x"], ["--rounds", "-1"], ["--task", "probe"]):
         with pytest.raises(SystemExit) as exc:
             noise_overhead.main(bad)
         assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("task", ["probe", "g1_motion_tracking"])
+def test_task_aware_overhead_measure_reports_both_ratios(task):
+    from rlperf.envs import noise_overhead
+
+    r = noise_overhead.measure(64, 1, task=task, rounds=2, warmup=0)
+    assert r["task"] == task and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
+
+
+def test_task_aware_overhead_cli_rejects_bad_input_naming_the_tasks(capsys):
+    from rlperf.envs import noise_overhead
+
+    for bad in ([], ["--task", "walk"], ["--task", "probe", "--threads", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            noise_overhead.main(bad)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        if "--task" not in bad or "walk" in bad:
+            assert "probe" in err and "g1_motion_tracking" in err, err
+    with pytest.raises(ValueError, match="g1_motion_tracking"):
+        noise_overhead.measure(8, 1, task="walk")

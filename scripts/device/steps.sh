@@ -30,7 +30,9 @@ run_step() {  # run_step NAME
     noise)
       python3 -m rlperf noise --task g1_motion_tracking --num-envs 32768 --threads 1,16 \
         --out-json "$WORK/noise/g1_motion_tracking/results.json" | tail -n 30
-      python3 -m rlperf.envs.probe.noise_overhead --num-envs 32768 --threads 16 --rounds 15 ;;
+      for task in probe g1_motion_tracking; do
+        python3 -m rlperf.envs.noise_overhead --task "$task" --num-envs 32768 --threads 16 --rounds 15
+      done ;;
     e2e_mt_recorded) e2e "$1" g1_motion_tracking recorded ;;
     e2e_mt_mujoco) e2e "$1" g1_motion_tracking mujoco ;;
     e2e_walk_recorded) e2e "$1" g1_walk_flat recorded ;;

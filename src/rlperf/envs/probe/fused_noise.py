@@ -11,13 +11,13 @@ by the probe's per-column NOISE_SIGMA x level, the same scaling the passed-in ar
 from __future__ import annotations
 
 import dataclasses
-import types
 
 import numpy as np
 from numba import njit
 
 from rlperf.envs.noise import oracle
 from rlperf.envs.noise.counter import stream_key, uniform_at
+from rlperf.envs.noise.rebind import rebound
 from rlperf.envs.probe import ProbeWorkload, fused
 from rlperf.envs.probe.inputs import NOISE_SIGMA, ProbeInputs
 from rlperf.envs.walk.reference import cos_max_tilt
@@ -38,18 +38,8 @@ def write_obs_row_drawn(i, linvel, gyro, gravity, dof_pos, dof_vel, commands, ac
                   default_angles, actor_obs, critic_obs)
 
 
-def _rebound(kernel, name: str, **names):
-    """`kernel`'s Python body compiled again with some globals replaced (same Numba options, no cache:
-    the cache is keyed on the default kernel's file, which would not see changes made here)."""
-    f = kernel.py_func
-    fn = types.FunctionType(f.__code__, {**f.__globals__, **names}, name, f.__defaults__, f.__closure__)
-    fn.__qualname__ = name
-    options = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}  # njit implies it
-    return njit(**{**options, "cache": False})(fn)
-
-
-probe_update_state_drawn = _rebound(fused.probe_update_state, "probe_update_state_drawn",
-                                    write_obs_row=write_obs_row_drawn)
+probe_update_state_drawn = rebound(fused.probe_update_state, "probe_update_state_drawn",
+                                   write_obs_row=write_obs_row_drawn)
 
 
 @dataclasses.dataclass
@@ -96,6 +86,10 @@ class DrawnNoiseProbe(ProbeWorkload):
     def make_inputs(self, num_envs: int, profile: str, *, seed: int = 0, noise_level: float = 1.0,
                     step: int = 0) -> DrawnProbeInputs:
         return drawn(super().make_inputs(num_envs, profile, seed=seed), seed, step, noise_level)
+
+    def numpy_draws(self, inp: DrawnProbeInputs) -> np.ndarray:
+        """The kernel's draws for `inp`'s key, by the numpy oracle (the single-thread numpy arm)."""
+        return oracle_noise(inp.num_envs, inp.noise_seed, inp.step, inp.noise_level)
 
 
 WORKLOAD = DrawnNoiseProbe()
