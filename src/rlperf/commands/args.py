@@ -48,6 +48,17 @@ def check_writable(*paths: Path) -> None:
             raise UsageError(f"{path}: cannot write there ({parent}: {exc.strerror})") from None
 
 
+def writable_file(path: Path, flag: str) -> Path:
+    """One output file named by `flag`, checked before measuring: not a folder, and creatable (check_writable)."""
+    if path.is_dir():
+        raise UsageError(f"{flag}: {path} is a directory; give a file path such as {path}/results.json")
+    try:
+        check_writable(path)
+    except UsageError as exc:
+        raise UsageError(f"{flag}: cannot create {exc}") from None
+    return path
+
+
 def threads_in_reach(requested: list[int], cap: int) -> None:
     """A sweep whose every thread count is above the machine would measure nothing: say so, exit 2."""
     if requested and not any(t <= cap for t in requested):

@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list
+from rlperf.commands.args import at_least, parse_positive_list, writable_file
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
@@ -64,18 +64,6 @@ def _choices(text: str, valid, what: str) -> tuple[str, ...]:
     return items
 
 
-def _writable(path: Path, flag: str) -> Path:
-    """Fail now, not after the measurement, if `path` cannot be written."""
-    if path.exists() and path.is_dir():
-        raise UsageError(f"{flag}: {path} is a directory; give a file path such as {path}/results.json")
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"{flag}: cannot create {path} ({parent} is not a writable directory)")
-    return path
-
-
 def plan_from_args(args):
     """Validated E2EPlan; raises UsageError before anything is measured."""
     from rlperf.e2e.loop.batches import single_gpu_placements
@@ -104,12 +92,12 @@ def plan_from_args(args):
         warmup=at_least("--warmup-iterations", args.warmup_iterations, 0), physics=args.physics,
         kernels=_choices(args.kernels, KERNELS, "kernels"), ab_steps=at_least("--ab-steps", args.ab_steps, 0),
         threads=threads, seed=args.seed, overrides=tuple(args.overrides),
-        profile=str(_writable(Path(args.profile), "--profile")) if args.profile else None)
+        profile=str(writable_file(Path(args.profile), "--profile")) if args.profile else None)
     for n in plan.num_envs:
         plan.learner(n)  # every override valid for every env count, learner values included
-    _writable(Path(args.out_json), "--out-json")
+    writable_file(Path(args.out_json), "--out-json")
     if args.plot_dir:
-        _writable(Path(args.plot_dir) / "report.md", "--plot-dir")
+        writable_file(Path(args.plot_dir) / "report.md", "--plot-dir")
     return plan
 
 

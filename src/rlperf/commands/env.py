@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, check_writable, parse_positive_list, threads_in_reach
+from rlperf.commands.args import at_least, parse_positive_list, threads_in_reach, writable_file
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
@@ -63,9 +63,7 @@ def _plan(args) -> dict:
     iters = at_least("--iters", args.iters if args.iters is not None else sweep.iters, 1)
     warmup = at_least("--warmup", args.warmup if args.warmup is not None else sweep.warmup, 0)
     out = Path(args.out_json or f"out/env/{args.task}/results.json")
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out-json: {out} is a directory; give a file path such as {out}/results.json")
-    check_writable(out)
+    writable_file(out, "--out-json")
     threads_in_reach(requested, cap)
     return dict(workload=workload, profiles=profiles, num_envs=num_envs, requested=requested, cap=cap,
                 iters=iters, warmup=warmup, out=out)

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list
+from rlperf.commands.args import at_least, parse_positive_list, writable_file
 from rlperf.errors import EXIT_USAGE, UsageError, choice_error
 
 SCHEMA, VERSION = "rlperf.e2e.collector", 1
@@ -32,22 +30,6 @@ def _choices(text: str, what: str, valid) -> list[str]:
     if not values:
         raise UsageError(f"{what}: give at least one of {', '.join(valid)}")
     return values
-
-
-def _check_out(path: str | None) -> None:
-    """Fail before measuring if the result could not be written."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"--out-json {path} is a directory; give a file path")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.probe.", dir=p.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise UsageError(f"--out-json {path}: cannot write into {p.parent} ({exc.strerror})") from None
 
 
 def measure_steppers(num_envs: int, threads: int, repeats: int) -> dict:
@@ -145,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--reset-fraction: {args.reset_fraction} must lie in [0, 1]")
         budget = ThreadBudget(max(threads), at_least("--numba-threads", args.numba_threads, 1),
                               at_least("--torch-threads", args.torch_threads, 1))
-        _check_out(args.out_json)
+        if args.out_json:
+            writable_file(Path(args.out_json), "--out-json")
         from rlperf.e2e.collector.assets import require_mujoco, scene_path
 
         require_mujoco()
