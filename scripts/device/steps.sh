@@ -2,7 +2,7 @@
 # Device call: named measurement steps, each under its own time limit, packed after every step so that a
 # step that overruns or breaks still returns what the earlier ones measured.
 #   CALL=call1 bash scripts/device/steps.sh STEP:SECONDS ...
-# Steps: gpu_tests, env, noise, e2e_<task>_<physics>[_<what>] (see run_step below). Needs the carried
+# Steps: gpu_tests, env, noise, e2e_<task>_<physics>[_<what>], asv_history, gate_env (see run_step below). Needs the carried
 # .wheels (asv, hydra, mujoco-core) and .e2e_assets (the G1 files the feet-only scene loads).
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$PYTHONPATH:$PWD/.e2e_assets
@@ -54,6 +54,20 @@ run_step() {  # run_step NAME
       ASV_PYTHONPATH=/tmp/site python3 scripts/device/asv_history.py --repo /tmp/asvrepo --machine "$M" \
         --bench "$ASV_BENCH" $ASV_SHAS
       rc=$?; tar czf "$OUT/asv.tgz" results/asv/"$M" results/asv/benchmarks.json; return $rc ;;
+    gate_env)  # GATE_BASE GATE_HEAD (refs of the carried .gitbundle), ASV_BENCH: the gate's interleaved passes;
+      # head's last pass (and its fingerprint) joins the host's history, base's stored record is left alone
+      rm -rf /tmp/asvrepo /tmp/gate-results && git clone -q .gitbundle /tmp/asvrepo \
+        && git -C /tmp/asvrepo checkout -q -B main || return 1
+      M=$(python3 -m rlperf machine --print-name)
+      python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run \
+        --passes "${GATE_PASSES:-3}" --bench "$ASV_BENCH" --machine "$M" --results-dir /tmp/gate-results \
+        --accept-changed 'bench_env.*' --keep-passes "$WORK/gate_env/passes" \
+        --out-json "$WORK/gate_env/verdict.json" --out-md "$WORK/gate_env/verdict.md"
+      rc=$?; head8=$(git -C /tmp/asvrepo rev-parse "$GATE_HEAD" | cut -c1-8)
+      mkdir -p results/asv/"$M"/fingerprints
+      cp /tmp/gate-results/"$M"/"$head8"-*.json results/asv/"$M"/ \
+        && cp /tmp/gate-results/"$M"/fingerprints/"$head8".fingerprint results/asv/"$M"/fingerprints/
+      tar czf "$OUT/asv.tgz" results/asv/"$M" -C /tmp gate-results; return $rc ;;
     *) echo "unknown step $1"; return 2 ;;
   esac
 }
