@@ -17,11 +17,26 @@ gate run. JSON and Markdown, both written atomically, paths checked before anyth
     python scripts/gate_power.py --dry-run ...   # make the clone and commits, print the plan, measure nothing
 
 It takes hours on a 2-vCPU box (minutes per gate run); run it outside CI, on a quiet machine.
+
+`--blocks B` (the block design) buys many trials per hour. A gate run's fixed cost is its worktrees'
+cold Numba compile (each worktree is a new path, so Numba's cache misses: ~20 s per commit), and one
+trial of k passes costs that again. Instead, each block is ONE real `rlperf gate --run --passes N
+--keep-passes DIR` session per arm (arms alternate block by block, so both see the same hours of
+the box), and its N kept passes are cut into disjoint runs of k consecutive passes. Each run of k is
+one trial, judged by the gate's own verdict path (`rlperf gate --no-run --passes-from`, as gate.yml's
+verdict job judges), at every k of `--k` and every factor of `--factors`. Trials of one block share
+the session's worktrees and compile, not their measurements.
+
+    python scripts/gate_power.py --blocks 6 --passes-per-block 30 --k 3,5 --factors 1.05,1.07,1.10 \
+        --sizes 0.10 --work-dir out/power/work --out-json out/power/power.json --out-md out/power/power.md
+    python scripts/gate_power.py --judge-only out/power/work ...   # judge the kept sessions again
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
@@ -125,12 +140,20 @@ def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int)
     return {s: max(1, round((s * t0_ms - fixed) / per_step)) for s in sizes}
 
 
-def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool) -> tuple[list[dict], dict]:
-    """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run."""
+def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
+              fixed_steps: int | None = None) -> tuple[list[dict], dict]:
+    """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run or fixed.
+
+    Calibration times each commit in its own process; on a box whose speed moves between processes
+    (the 2-vCPU box once timed 8 chained steps faster than none) it misleads, so `--steps` pins the
+    chain length and the experiment's own per-pass ratios report the size achieved."""
     with open(os.path.join(clone, KERNEL)) as fh:
         source = fh.read()
     calibration = {"probe_steps": probe_steps}
-    if dry_run:
+    if fixed_steps is not None:
+        steps = {s: fixed_steps for s in sizes}
+        calibration = {"fixed_steps": fixed_steps}
+    elif dry_run:
         steps = {s: probe_steps for s in sizes}
     else:
         probes = [_commit(clone, base, inject(source, k * probe_steps),
@@ -181,6 +204,102 @@ def run_trial(clone: str, base: str, arm: dict, args) -> dict:
                        for f in verdict["findings"] if f["base"] is not None}}
 
 
+def run_session(clone: str, base: str, arm: dict, args, session_dir: str) -> dict:
+    """One real gate session of `--passes-per-block` interleaved passes, every pass kept in session_dir."""
+    os.makedirs(session_dir)
+    cmd = gate_command(clone, base, arm["sha"], args, os.path.join(session_dir, "record"),
+                       os.path.join(session_dir, "verdict.json"))
+    cmd[cmd.index("--passes") + 1] = str(args.passes_per_block)
+    cmd += ["--keep-passes", os.path.join(session_dir, "passes")]
+    load_before, start = os.getloadavg(), time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=clone)
+    info = {"arm": arm["arm"], "sha": arm["sha"], "exit_code": proc.returncode,
+            "seconds": time.perf_counter() - start, "loadavg_before": load_before, "loadavg_after": os.getloadavg()}
+    with open(os.path.join(session_dir, "gate.log"), "w") as fh:
+        fh.write(proc.stdout + proc.stderr)
+    write_json(os.path.join(session_dir, "session.json"), info)
+    return info
+
+
+def trial_folders(passes_dir: str, k: int, scratch: str) -> list[str]:
+    """Disjoint runs of k consecutive kept passes, each as a passes folder of its own (links to the passes)."""
+    with open(os.path.join(passes_dir, "passes.json")) as fh:
+        doc = json.load(fh)
+    out = []
+    for t in range(len(doc["order"]) // k):
+        folder = os.path.join(scratch, f"k{k}-t{t}")
+        os.makedirs(folder)
+        for j in range(k):
+            os.symlink(os.path.join(os.path.abspath(passes_dir), f"pass-{t * k + j}"), os.path.join(folder, f"pass-{j}"))
+        write_json(os.path.join(folder, "passes.json"), {**doc, "order": doc["order"][t * k:(t + 1) * k]})
+        out.append(folder)
+    return out
+
+
+def judge_trial(clone: str, base: str, arm: dict, args, passes: str, record: str, factor: float) -> dict:
+    """The gate's verdict path on one trial's passes, in process (rlperf gate --no-run --passes-from)."""
+    from rlperf.cli import main as rlperf_main
+
+    verdict_path = os.path.join(passes, f"verdict-{factor}.json")
+    cmd = ["gate", "--repo", clone, "--base", base, "--head", arm["sha"], "--no-run", "--passes-from", passes,
+           "--results-dir", record, "--machine", args.machine, "--config", os.path.join(clone, "gate.toml"),
+           "--bench", args.bench, "--factor", str(factor), "--out-json", verdict_path]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = rlperf_main(cmd)
+    if not os.path.isfile(verdict_path):
+        raise RuntimeError(f"the gate judged {passes} without a verdict (exit {code})")
+    with open(verdict_path) as fh:
+        verdict = json.load(fh)
+    return {"exit_code": verdict["exit_code"],
+            "points": {f["name"]: {"status": f["status"], "ratio": f["ratio"], "base": f["base"]}
+                       for f in verdict["findings"] if f["base"] is not None}}
+
+
+def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list[dict]) -> list[dict]:
+    """Every session's kept passes cut into trials of each k, judged at each factor."""
+    by_arm = {a["arm"]: a for a in arms}
+    trials = []
+    for s in sessions:
+        passes = os.path.join(s["dir"], "passes")
+        if not os.path.isfile(os.path.join(passes, "passes.json")):
+            print(f"gate_power: {s['dir']} kept no passes (gate exit {s['exit_code']}); left out", file=sys.stderr)
+            continue
+        samples = samples_per_point(os.path.join(passes, "pass-0"), args.machine, s["sha"])
+        for k in args.k:
+            scratch = tempfile.mkdtemp(prefix="gate-power-judge-")
+            try:
+                for index, folder in enumerate(trial_folders(passes, k, scratch)):
+                    for factor in args.factors:
+                        judged = judge_trial(clone, base, by_arm[s["arm"]], args, folder,
+                                             os.path.join(s["dir"], "record"), factor)
+                        trials.append({"arm": s["arm"], "k": k, "factor": factor, "block": s["block"],
+                                       "trial_in_block": index, "seconds": s["seconds"] * k / s["passes"],
+                                       "samples": samples, **judged})
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    return trials
+
+
+def per_pass_ratios(sessions: list[dict], args) -> dict:
+    """Per arm and point, the ratio head/base of every kept pass: the noise a trial's median works against."""
+    from rlperf.gate.passdir import load
+
+    out: dict = {}
+    for s in sessions:
+        passes = os.path.join(s["dir"], "passes")
+        if not os.path.isfile(os.path.join(passes, "passes.json")):
+            continue
+        with open(os.path.join(passes, "passes.json")) as fh:
+            doc = json.load(fh)
+        for base_res, head_res in load(passes, doc["base"], doc["head"], args.machine).runs:
+            heads = {name: p for (_, name), p in head_res.points.items()}
+            for (_, name), p in base_res.points.items():
+                h = heads.get(name)
+                if p.measured and h is not None and h.measured and p.value:
+                    out.setdefault(s["arm"], {}).setdefault(name, []).append(h.value / p.value)
+    return out
+
+
 def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]:
     """Per arm: detection (injected points flagged), false alarms per unchanged point and per run."""
     pattern = re.compile(injected)
@@ -227,15 +346,20 @@ def _pct(cell: dict | None) -> str:
 
 
 def to_markdown(doc: dict) -> str:
+    design = (f"block design: {doc['blocks']} block(s) of one gate session per arm with {doc['passes_per_block']} "
+              "kept passes, cut into disjoint trials of k passes" if doc.get("blocks")
+              else f"{doc['passes']} interleaved passes per gate run")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
-             f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {doc['passes']} interleaved passes per gate "
-             f"run; bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
-             "| arm | steps | trials | detection | achieved median ratio | false alarms / point | false alarms / run "
-             "| samples/point | s per gate run |", "|---|---|---|---|---|---|---|---|---|"]
+             f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
+             f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
+             "| arm | k | factor | steps | trials | detection | achieved median ratio | false alarms / point "
+             "| false alarms / run | samples/point | s per gate run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["arms"]:
         ratio = "" if r["achieved_median_ratio"] is None else f"×{r['achieved_median_ratio']:.3f}"
         secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
-        lines.append(f"| {r['arm']} | {r['steps']} | {r['trials']} | {_pct(r['detection'])} | {ratio} | "
+        factor = r.get("factor") or doc.get("factor") or "gate.toml"
+        lines.append(f"| {r['arm']} | {r.get('k', doc.get('passes'))} | {factor} | {r['steps']} | {r['trials']} | "
+                     f"{_pct(r['detection'])} | {ratio} | "
                      f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
                      f"{','.join(map(str, r['samples_per_point']))} | {secs} |")
     null = next((r for r in doc["arms"] if r["arm"] == "null"), None)
@@ -243,7 +367,49 @@ def to_markdown(doc: dict) -> str:
         lines += ["", "Coefficient of variation of the base medians across null trials:", "",
                   "| point | CV |", "|---|---|"]
         lines += [f"| `{k}` | {'n/a' if v is None else f'{v:.2%}'} |" for k, v in null["cv_of_base_medians"].items()]
+    if doc.get("per_pass_ratios"):
+        lines += ["", "Single-pass ratios head/base (the noise each trial's median of k works against):", "",
+                  "| arm | point | passes | median | CV | share above ×1.05 | share above ×1.10 |",
+                  "|---|---|---|---|---|---|---|"]
+        for arm, points in doc["per_pass_ratios"].items():
+            for name, ratios in sorted(points.items()):
+                above = {f: sum(r > f for r in ratios) / len(ratios) for f in (1.05, 1.10)}
+                spread = cv(ratios)
+                lines.append(f"| {arm} | `{name}` | {len(ratios)} | ×{statistics.median(ratios):.3f} | "
+                             f"{'n/a' if spread is None else f'{spread:.1%}'} | {above[1.05]:.1%} | {above[1.10]:.1%} |")
+    if doc.get("sessions"):
+        lines += ["", "Sessions (one real `rlperf gate --run` each):", "",
+                  "| block | arm | gate exit | seconds | load before | load after |", "|---|---|---|---|---|---|"]
+        lines += [f"| {x['block']} | {x['arm']} | {x['exit_code']} | {x['seconds']:.0f} | "
+                  f"{x['loadavg_before'][0]:.2f} | {x['loadavg_after'][0]:.2f} |" for x in doc["sessions"]]
     return "\n".join(lines) + "\n"
+
+
+def run_blocks(clone: str, base: str, arms: list[dict], args) -> dict:
+    """The block design: sessions (arms alternating, shuffled per block), then every trial judged."""
+    work = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="gate-power-work-"))
+    os.makedirs(work, exist_ok=True)
+    order, start, sessions = random.Random(args.seed), time.time(), []
+    for block in range(args.blocks):
+        if args.deadline_min and time.time() - start > args.deadline_min * 60:
+            print(f"gate_power: deadline reached after {block} block(s)", file=sys.stderr, flush=True)
+            break
+        for arm in order.sample(arms, len(arms)):
+            print(f"gate_power: block {block + 1}/{args.blocks} {arm['arm']} ({args.passes_per_block} passes)",
+                  file=sys.stderr, flush=True)
+            folder = os.path.join(work, f"block{block}-{arm['arm']}")
+            info = run_session(clone, base, arm, args, folder)
+            sessions.append({**info, "block": block, "dir": folder, "passes": args.passes_per_block})
+            write_json(os.path.join(work, "sessions.json"), {"base": base, "arms": arms, "sessions": sessions})
+    trials = judge_sessions(clone, base, arms, args, sessions)
+    rows = []
+    for k in args.k:
+        for factor in args.factors:
+            mine = [t for t in trials if t["k"] == k and t["factor"] == factor]
+            rows += [{**r, "k": k, "factor": factor} for r in summarize(arms, mine, args.injected)]
+    return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
+            "sessions": [{k: v for k, v in x.items() if k != "dir"} for x in sessions],
+            "per_pass_ratios": per_pass_ratios(sessions, args), "arms": rows, "trials": trials}
 
 
 def parse_args(argv):
@@ -258,10 +424,19 @@ def parse_args(argv):
     p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
     p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
+    p.add_argument("--steps", type=int, help="pin the chain length (one --sizes value only) instead of calibrating")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-md", required=True)
     p.add_argument("--dry-run", action="store_true", help="make the clone and commits, print the plan, no runs")
+    p.add_argument("--blocks", type=int, default=0,
+                   help="block design: this many gate sessions per arm, each cut into trials (default 0: one gate run per trial)")
+    p.add_argument("--passes-per-block", type=int, default=30, help="kept passes per session (default 30)")
+    p.add_argument("--k", default="3,5", help="block design: passes per trial, comma-separated (default 3,5)")
+    p.add_argument("--factors", default="1.05,1.07,1.10", help="block design: gate factors judged (default 1.05,1.07,1.10)")
+    p.add_argument("--work-dir", help="block design: keep every session here (absent or empty; default: a temp folder)")
+    p.add_argument("--deadline-min", type=float, default=0.0,
+                   help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
     try:
         args.sizes = [float(s) for s in args.sizes.split(",")]
@@ -269,7 +444,20 @@ def parse_args(argv):
         raise UsageError(f"--sizes {args.sizes!r}: give comma-separated fractions, e.g. 0.05,0.10,0.20") from None
     if not all(0 < s < 10 for s in args.sizes):
         raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
-    for flag in ("trials", "passes", "probe_steps"):
+    try:
+        args.k = [int(v) for v in args.k.split(",")]
+        args.factors = [float(v) for v in args.factors.split(",")]
+    except ValueError:
+        raise UsageError("--k takes integers (3,5), --factors numbers (1.05,1.10)") from None
+    if not all(k >= 1 for k in args.k) or not all(math.isfinite(f) and f > 1 for f in args.factors):
+        raise UsageError("--k must be >= 1 and every --factors value finite and > 1")
+    if args.steps is not None and (args.steps < 1 or len(args.sizes) != 1):
+        raise UsageError("--steps pins one arm's chain: give it >= 1 with a single --sizes value")
+    if args.blocks < 0:
+        raise UsageError("--blocks must be >= 0")
+    if args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
+        raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
+    for flag in ("trials", "passes", "probe_steps", "passes_per_block"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
     for flag in ("bench", "injected"):
@@ -292,20 +480,23 @@ def main(argv=None) -> int:
     try:
         _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
         base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
-        arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run)
-        trials = []
-        order = random.Random(args.seed)
-        for trial in range(0 if args.dry_run else args.trials):
-            for arm in order.sample(arms, len(arms)):
-                print(f"gate_power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr, flush=True)
-                trials.append(run_trial(clone, base, arm, args))
+        arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps)
         command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
         doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
-                        for a in arms],
-               "arms": summarize(arms, trials, args.injected), "trials": trials}
+                        for a in arms]}
+        if args.blocks and not args.dry_run:
+            doc.update(run_blocks(clone, base, arms, args))
+        else:
+            trials = []
+            order = random.Random(args.seed)
+            for trial in range(0 if args.dry_run else args.trials):
+                for arm in order.sample(arms, len(arms)):
+                    print(f"gate_power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr, flush=True)
+                    trials.append(run_trial(clone, base, arm, args))
+            doc.update(arms=summarize(arms, trials, args.injected), trials=trials)
         write_json(args.out_json, doc)
         write_text_atomic(args.out_md, to_markdown(doc))
         print(to_markdown(doc))

@@ -152,6 +152,16 @@ def test_output_paths_are_checked_before_anything_is_compared(setup, tmp_path, m
     assert (tmp_path / "afile").read_text() == "x"
 
 
+def test_an_output_where_nothing_can_be_created_is_a_usage_error(setup, tmp_path, monkeypatch):
+    """os.access says yes to root under /proc, where no file can be created: the probe file decides."""
+    same_pair(setup)
+    monkeypatch.setattr(flow, "gate", lambda *a, **k: pytest.fail("measured before checking outputs"))
+    base = ["gate", "--repo", str(tmp_path / "repo"), "--base", setup["base"], "--no-run", "--machine", MACHINE,
+            "--results-dir", str(setup["results"])]
+    assert main(base + ["--out-json", "/proc/rlperf-gate-test/v.json"]) == GateExit.USAGE
+    assert main(base + ["--out-md", "/proc/v.md"]) == GateExit.USAGE
+
+
 def test_two_result_sets_that_differ_only_by_host_are_refused(setup):
     """The real case: two leases of one host name, only the kernel string differed, 45 false 'improvements'."""
     base = {f"b.S.time_{i}": bench(1.0, samples=spread(1.0)) for i in range(45)}

@@ -32,13 +32,19 @@ def check_output_dir(path: str | None, flag: str) -> None:
 
 
 def _check_creatable(path: str, full: str, flag: str) -> None:
+    """A probe file in the nearest existing folder (as commands.args.check_writable does): os.access says
+    yes to root even where nothing can be created. An existing file is replaced by rename, so its folder
+    decides."""
     folder = os.path.dirname(full)
     while not os.path.exists(folder):  # the nearest existing ancestor must let us create the rest
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder):
         raise UsageError(f"{flag} {path!r}: {folder!r} is a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
-        raise UsageError(f"{flag} {path!r} is not writable")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path!r} is not writable ({folder}: {exc.strerror})") from None
 
 
 def write_text_atomic(path: str, text: str) -> None:
