@@ -49,7 +49,7 @@ run_step() {  # run_step NAME
     e2e_mt_graphs) E2E_PLACEMENTS=gpu-fused e2e "$1" g1_motion_tracking recorded --prefetch one_tick --ab-steps 0 \
       algo.use_cuda_graphs=true ;;
     asv_history)  # ASV_SHAS oldest first, ASV_BENCH a regex; the carried .gitbundle holds the commits
-      rm -rf /tmp/asvrepo && git clone -q .gitbundle /tmp/asvrepo && git -C /tmp/asvrepo checkout -q -B main || return 1
+      rm -rf /tmp/asvrepo && git clone -q .gitbundle /tmp/asvrepo && git -C /tmp/asvrepo checkout -q -B main origin/main || return 1
       M=$(python3 -m rlperf machine --print-name)
       ASV_PYTHONPATH=/tmp/site python3 scripts/device/asv_history.py --repo /tmp/asvrepo --machine "$M" \
         --bench "$ASV_BENCH" $ASV_SHAS
@@ -57,7 +57,7 @@ run_step() {  # run_step NAME
     gate_env)  # GATE_BASE GATE_HEAD (refs of the carried .gitbundle), ASV_BENCH: the gate's interleaved passes;
       # head's last pass (and its fingerprint) joins the host's history, base's stored record is left alone
       rm -rf /tmp/asvrepo /tmp/gate-results && git clone -q .gitbundle /tmp/asvrepo \
-        && git -C /tmp/asvrepo checkout -q -B main || return 1
+        && git -C /tmp/asvrepo checkout -q -B main origin/main || return 1
       M=$(python3 -m rlperf machine --print-name)
       python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run \
         --passes "${GATE_PASSES:-3}" --bench "$ASV_BENCH" --machine "$M" --results-dir /tmp/gate-results \
