@@ -81,3 +81,30 @@ def test_dry_run_commits_the_arms_in_a_clone_and_measures_nothing(tmp_path):
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())
+
+
+def test_block_trials_are_disjoint_runs_of_k_kept_passes(tmp_path):
+    passes = tmp_path / "passes"
+    order = ["base,head", "head,base"] * 3 + ["base,head"]  # 7 passes: two trials of 3, one left over
+    for i in range(len(order)):
+        (passes / f"pass-{i}").mkdir(parents=True)
+        (passes / f"pass-{i}" / "marker").write_text(str(i))
+    (passes / "passes.json").write_text(json.dumps({"schema": "rlperf.gate.passes/1", "base": "a", "head": "b",
+                                                    "machine": "m", "bench": None, "order": order}))
+    trials = gate_power.trial_folders(str(passes), 3, str(tmp_path / "scratch"))
+    assert len(trials) == 2
+    seen = []
+    for folder in map(Path, trials):
+        doc = json.loads((folder / "passes.json").read_text())
+        assert len(doc["order"]) == 3 and doc["base"] == "a" and doc["head"] == "b"
+        assert sorted(p.name for p in folder.iterdir() if p.name.startswith("pass-")) == ["pass-0", "pass-1", "pass-2"]
+        seen += [(folder / f"pass-{j}" / "marker").read_text() for j in range(3)]
+    assert seen == [str(i) for i in range(6)]  # consecutive, disjoint, in order
+    assert json.loads((Path(trials[1]) / "passes.json").read_text())["order"] == order[3:6]
+
+
+@pytest.mark.parametrize("argv", [["--steps", "5", "--sizes", "0.05,0.1"], ["--factors", "1.0"], ["--k", "0"],
+                                  ["--factors", "nan"]])
+def test_bad_block_arguments_exit_2(tmp_path, argv):
+    assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
+    assert not list(tmp_path.iterdir())
