@@ -390,7 +390,11 @@ def run_blocks(clone: str, base: str, arms: list[dict], args) -> dict:
     work = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="gate-power-work-"))
     os.makedirs(work, exist_ok=True)
     order, start, sessions = random.Random(args.seed), time.time(), []
-    for block in range(args.blocks):
+    if args.resume:  # the sessions of an interrupted run: same clone, base and arm commits
+        with open(os.path.join(work, "sessions.json")) as fh:
+            sessions = json.load(fh)["sessions"]
+    first = 1 + max((x["block"] for x in sessions), default=-1)
+    for block in range(first, args.blocks):
         if args.deadline_min and time.time() - start > args.deadline_min * 60:
             print(f"gate_power: deadline reached after {block} block(s)", file=sys.stderr, flush=True)
             break
@@ -435,6 +439,9 @@ def parse_args(argv):
     p.add_argument("--k", default="3,5", help="block design: passes per trial, comma-separated (default 3,5)")
     p.add_argument("--factors", default="1.05,1.07,1.10", help="block design: gate factors judged (default 1.05,1.07,1.10)")
     p.add_argument("--work-dir", help="block design: keep every session here (absent or empty; default: a temp folder)")
+    p.add_argument("--resume", action="store_true",
+                   help="block design: continue the run kept in --work-dir (its sessions.json) in its --clone")
+    p.add_argument("--clone", help="with --resume: the interrupted run's clone (holds the arm commits)")
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
@@ -455,7 +462,11 @@ def parse_args(argv):
         raise UsageError("--steps pins one arm's chain: give it >= 1 with a single --sizes value")
     if args.blocks < 0:
         raise UsageError("--blocks must be >= 0")
-    if args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
+    if args.resume:
+        if not (args.work_dir and os.path.isfile(os.path.join(args.work_dir, "sessions.json"))
+                and args.clone and os.path.isdir(os.path.join(args.clone, ".git"))):
+            raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
+    elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
     for flag in ("trials", "passes", "probe_steps", "passes_per_block"):
         if getattr(args, flag) < 1:
@@ -476,11 +487,16 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"gate_power: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    clone = tempfile.mkdtemp(prefix="gate-power-clone-")
+    clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
     try:
-        _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
-        base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
-        arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps)
+        if args.resume:
+            with open(os.path.join(args.work_dir, "sessions.json")) as fh:
+                saved = json.load(fh)
+            base, arms, calibration = saved["base"], saved["arms"], {"resumed": True, "fixed_steps": args.steps}
+        else:
+            _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
+            base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
+            arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps)
         command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
         doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
@@ -501,7 +517,8 @@ def main(argv=None) -> int:
         write_text_atomic(args.out_md, to_markdown(doc))
         print(to_markdown(doc))
     finally:
-        shutil.rmtree(clone, ignore_errors=True)
+        if not args.resume:
+            shutil.rmtree(clone, ignore_errors=True)
     return 0
 
 
