@@ -282,21 +282,29 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
 
 def per_pass_ratios(sessions: list[dict], args) -> dict:
     """Per arm and point, the ratio head/base of every kept pass: the noise a trial's median works against."""
-    from rlperf.gate.passdir import load
-
     out: dict = {}
     for s in sessions:
-        passes = os.path.join(s["dir"], "passes")
-        if not os.path.isfile(os.path.join(passes, "passes.json")):
-            continue
-        with open(os.path.join(passes, "passes.json")) as fh:
-            doc = json.load(fh)
-        for base_res, head_res in load(passes, doc["base"], doc["head"], args.machine).runs:
-            heads = {name: p for (_, name), p in head_res.points.items()}
-            for (_, name), p in base_res.points.items():
-                h = heads.get(name)
-                if p.measured and h is not None and h.measured and p.value:
-                    out.setdefault(s["arm"], {}).setdefault(name, []).append(h.value / p.value)
+        for name, ratios in session_ratios(s, args).items():
+            out.setdefault(s["arm"], {}).setdefault(name, []).extend(ratios)
+    return out
+
+
+def session_ratios(session: dict, args) -> dict:
+    """{point: [head/base per kept pass]} of one session (empty when it kept none)."""
+    from rlperf.gate.passdir import load
+
+    passes = os.path.join(session["dir"], "passes")
+    if not os.path.isfile(os.path.join(passes, "passes.json")):
+        return {}
+    with open(os.path.join(passes, "passes.json")) as fh:
+        doc = json.load(fh)
+    out: dict = {}
+    for base_res, head_res in load(passes, doc["base"], doc["head"], args.machine).runs:
+        heads = {name: p for (_, name), p in head_res.points.items()}
+        for (_, name), p in base_res.points.items():
+            h = heads.get(name)
+            if p.measured and h is not None and h.measured and p.value:
+                out.setdefault(name, []).append(h.value / p.value)
     return out
 
 
@@ -336,6 +344,12 @@ def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]
             "seconds_per_gate_run": statistics.median(t["seconds"] for t in mine) if mine else None,
         })
     return rows
+
+
+def _short(name: str) -> str:
+    """bench_env.EnvFused.time_fused('probe', 8192, 2) -> probe 8192/2."""
+    m = re.search(r"\('([^']+)', (\d+), (\d+)\)", name)
+    return f"{m.group(1)} {m.group(2)}/{m.group(3)}" if m else name
 
 
 def _pct(cell: dict | None) -> str:
@@ -378,10 +392,14 @@ def to_markdown(doc: dict) -> str:
                 lines.append(f"| {arm} | `{name}` | {len(ratios)} | ×{statistics.median(ratios):.3f} | "
                              f"{'n/a' if spread is None else f'{spread:.1%}'} | {above[1.05]:.1%} | {above[1.10]:.1%} |")
     if doc.get("sessions"):
-        lines += ["", "Sessions (one real `rlperf gate --run` each):", "",
-                  "| block | arm | gate exit | seconds | load before | load after |", "|---|---|---|---|---|---|"]
+        lines += ["", "Sessions (one real `rlperf gate --run` each; the median of its per-pass ratios per point "
+                  "shows what more passes converge to in that session):", "",
+                  "| block | arm | gate exit | seconds | load before | load after | median per-pass ratio |",
+                  "|---|---|---|---|---|---|---|"]
         lines += [f"| {x['block']} | {x['arm']} | {x['exit_code']} | {x['seconds']:.0f} | "
-                  f"{x['loadavg_before'][0]:.2f} | {x['loadavg_after'][0]:.2f} |" for x in doc["sessions"]]
+                  f"{x['loadavg_before'][0]:.2f} | {x['loadavg_after'][0]:.2f} | "
+                  + ", ".join(f"{_short(n)} ×{v:.3f}" for n, v in sorted(x.get("median_pass_ratio", {}).items())) + " |"
+                  for x in doc["sessions"]]
     return "\n".join(lines) + "\n"
 
 
@@ -412,7 +430,9 @@ def run_blocks(clone: str, base: str, arms: list[dict], args) -> dict:
             mine = [t for t in trials if t["k"] == k and t["factor"] == factor]
             rows += [{**r, "k": k, "factor": factor} for r in summarize(arms, mine, args.injected)]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
-            "sessions": [{k: v for k, v in x.items() if k != "dir"} for x in sessions],
+            "sessions": [{**{k: v for k, v in x.items() if k != "dir"},
+                          "median_pass_ratio": {n: statistics.median(r) for n, r in session_ratios(x, args).items()}}
+                         for x in sessions],
             "per_pass_ratios": per_pass_ratios(sessions, args), "arms": rows, "trials": trials}
 
 
