@@ -29,7 +29,7 @@ the session's worktrees and compile, not their measurements.
 
     python scripts/gate_power.py --blocks 6 --passes-per-block 30 --k 3,5 --factors 1.05,1.07,1.10 \
         --sizes 0.10 --work-dir out/power/work --out-json out/power/power.json --out-md out/power/power.md
-    python scripts/gate_power.py --judge-only out/power/work ...   # judge the kept sessions again
+    python scripts/gate_power.py --resume --clone CLONE --work-dir out/power/work ...   # continue, or judge again
 """
 
 from __future__ import annotations
@@ -280,12 +280,13 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
     return trials
 
 
-def per_pass_ratios(sessions: list[dict], args) -> dict:
-    """Per arm and point, the ratio head/base of every kept pass: the noise a trial's median works against."""
+def per_pass_ratios(sessions: list[dict], ratios_of: list[dict]) -> dict:
+    """Per arm and point, the ratio head/base of every kept pass (ratios_of[i]: session i's
+    session_ratios): the noise a trial's median works against."""
     out: dict = {}
-    for s in sessions:
-        for name, ratios in session_ratios(s, args).items():
-            out.setdefault(s["arm"], {}).setdefault(name, []).extend(ratios)
+    for s, ratios in zip(sessions, ratios_of):
+        for name, values in ratios.items():
+            out.setdefault(s["arm"], {}).setdefault(name, []).extend(values)
     return out
 
 
@@ -403,14 +404,12 @@ def to_markdown(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_blocks(clone: str, base: str, arms: list[dict], args) -> dict:
-    """The block design: sessions (arms alternating, shuffled per block), then every trial judged."""
+def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dict]) -> dict:
+    """The block design: sessions (arms alternating, shuffled per block) after those already kept
+    (`sessions`, from --resume), then every trial judged."""
     work = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="gate-power-work-"))
     os.makedirs(work, exist_ok=True)
-    order, start, sessions = random.Random(args.seed), time.time(), []
-    if args.resume:  # the sessions of an interrupted run: same clone, base and arm commits
-        with open(os.path.join(work, "sessions.json")) as fh:
-            sessions = json.load(fh)["sessions"]
+    order, start, sessions = random.Random(args.seed), time.time(), list(sessions)
     first = 1 + max((x["block"] for x in sessions), default=-1)
     for block in range(first, args.blocks):
         if args.deadline_min and time.time() - start > args.deadline_min * 60:
@@ -429,11 +428,12 @@ def run_blocks(clone: str, base: str, arms: list[dict], args) -> dict:
         for factor in args.factors:
             mine = [t for t in trials if t["k"] == k and t["factor"] == factor]
             rows += [{**r, "k": k, "factor": factor} for r in summarize(arms, mine, args.injected)]
+    ratios_of = [session_ratios(x, args) for x in sessions]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
             "sessions": [{**{k: v for k, v in x.items() if k != "dir"},
-                          "median_pass_ratio": {n: statistics.median(r) for n, r in session_ratios(x, args).items()}}
-                         for x in sessions],
-            "per_pass_ratios": per_pass_ratios(sessions, args), "arms": rows, "trials": trials}
+                          "median_pass_ratio": {n: statistics.median(r) for n, r in ratios.items()}}
+                         for x, ratios in zip(sessions, ratios_of)],
+            "per_pass_ratios": per_pass_ratios(sessions, ratios_of), "arms": rows, "trials": trials}
 
 
 def parse_args(argv):
@@ -509,7 +509,8 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
     try:
-        if args.resume:
+        saved = {"sessions": []}
+        if args.resume:  # an interrupted run's sessions: same clone, base and arm commits
             with open(os.path.join(args.work_dir, "sessions.json")) as fh:
                 saved = json.load(fh)
             base, arms, calibration = saved["base"], saved["arms"], {"resumed": True, "fixed_steps": args.steps}
@@ -524,7 +525,7 @@ def main(argv=None) -> int:
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
                         for a in arms]}
         if args.blocks and not args.dry_run:
-            doc.update(run_blocks(clone, base, arms, args))
+            doc.update(run_blocks(clone, base, arms, args, saved["sessions"]))
         else:
             trials = []
             order = random.Random(args.seed)
