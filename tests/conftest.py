@@ -1,4 +1,5 @@
-"""Shared test set-up: a hermetic Numba cache and clean skips of `gpu` tests without CUDA."""
+"""Shared test set-up: a hermetic Numba cache, clean skips of `gpu` tests without CUDA, and one torch
+intra-op thread for the tiny-network e2e tests."""
 
 from __future__ import annotations
 
@@ -28,3 +29,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny networks: one intra-op thread (two spin against each other on a loaded 2-core box).
+    Modules opt in with `pytestmark = pytest.mark.usefixtures("one_torch_thread")`."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -14,13 +14,7 @@ TINY = ["algo.actor_hidden_dim=32", "algo.critic_hidden_dim=48", "algo.num_atoms
         "algo.use_compile=false", "training.use_amp=false"]
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny networks: one intra-op thread (two spin against each other on a loaded 2-core box)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_config_follows_each_task():

@@ -24,13 +24,7 @@ OVERRIDES = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32",
 CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined", "host-bf16", "host-compact")
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny networks: one intra-op thread (two spin against each other on a loaded 2-core box)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 @pytest.fixture

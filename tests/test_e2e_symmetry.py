@@ -27,12 +27,7 @@ TINY = ["algo.actor_hidden_dim=16", "algo.critic_hidden_dim=16", "algo.num_atoms
         "algo.use_compile=false", "training.use_amp=false"]
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")
