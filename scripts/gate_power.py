@@ -30,6 +30,14 @@ the session's worktrees and compile, not their measurements.
     python scripts/gate_power.py --blocks 6 --passes-per-block 30 --k 3,5 --factors 1.05,1.07,1.10 \
         --sizes 0.10 --work-dir out/power/work --out-json out/power/power.json --out-md out/power/power.md
     python scripts/gate_power.py --resume --clone CLONE --work-dir out/power/work ...   # continue, or judge again
+
+`--paired-seconds T` judges paired sampling instead of passes (gate.paired: base and head live in two
+processes and are sampled in turn). Each session is one `rlperf gate --run --passes 1 --paired
+N*T --keep-passes DIR`; every point's pairs are cut into N (`--trials-per-block`) consecutive,
+disjoint runs of about T seconds, and each run is one trial, judged by `--passes-from` like the rest.
+
+    python scripts/gate_power.py --blocks 2 --trials-per-block 30 --paired-seconds 5 --sizes 0.05,0.10,0.20 \
+        --steps 2,5,10 --factors 1.03,1.05,1.07 --work-dir out/power/work --out-json ... --out-md ...
 """
 
 from __future__ import annotations
@@ -141,7 +149,7 @@ def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int)
 
 
 def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
-              fixed_steps: int | None = None) -> tuple[list[dict], dict]:
+              fixed_steps: list[int] | None = None) -> tuple[list[dict], dict]:
     """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run or fixed.
 
     Calibration times each commit in its own process; on a box whose speed moves between processes
@@ -151,7 +159,7 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
         source = fh.read()
     calibration = {"probe_steps": probe_steps}
     if fixed_steps is not None:
-        steps = {s: fixed_steps for s in sizes}
+        steps = dict(zip(sizes, fixed_steps))
         calibration = {"fixed_steps": fixed_steps}
     elif dry_run:
         steps = {s: probe_steps for s in sizes}
@@ -209,7 +217,11 @@ def run_session(clone: str, base: str, arm: dict, args, session_dir: str) -> dic
     os.makedirs(session_dir)
     cmd = gate_command(clone, base, arm["sha"], args, os.path.join(session_dir, "record"),
                        os.path.join(session_dir, "verdict.json"))
-    cmd[cmd.index("--passes") + 1] = str(args.passes_per_block)
+    if args.paired_seconds:
+        cmd[cmd.index("--passes") + 1] = "1"
+        cmd += ["--paired", str(args.paired_seconds * args.trials_per_block)]
+    else:
+        cmd[cmd.index("--passes") + 1] = str(args.passes_per_block)
     cmd += ["--keep-passes", os.path.join(session_dir, "passes")]
     load_before, start = os.getloadavg(), time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=clone)
@@ -232,6 +244,28 @@ def trial_folders(passes_dir: str, k: int, scratch: str) -> list[str]:
         for j in range(k):
             os.symlink(os.path.join(os.path.abspath(passes_dir), f"pass-{t * k + j}"), os.path.join(folder, f"pass-{j}"))
         write_json(os.path.join(folder, "passes.json"), {**doc, "order": doc["order"][t * k:(t + 1) * k]})
+        out.append(folder)
+    return out
+
+
+def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str]:
+    """Every point's kept pairs cut into `trials` consecutive, disjoint runs, each a passes folder of its own
+    (the session's single pass linked, paired.json holding that run's pairs only)."""
+    from rlperf.gate import paired
+
+    spec, points, meta = paired.load(os.path.join(passes_dir, "paired.json"))
+    out = []
+    for t in range(trials):
+        folder = os.path.join(scratch, f"paired-t{t}")
+        os.makedirs(folder)
+        os.symlink(os.path.join(os.path.abspath(passes_dir), "pass-0"), os.path.join(folder, "pass-0"))
+        shutil.copy2(os.path.join(passes_dir, "passes.json"), os.path.join(folder, "passes.json"))
+        chunks = []
+        for p in points:
+            size = len(p.pairs) // trials
+            chunks.append(paired.PointPairs(name=p.name, number=p.number, pairs=p.pairs[t * size:(t + 1) * size],
+                                            skipped=p.skipped, error=p.error))
+        paired.save(os.path.join(folder, "paired.json"), chunks, spec, **meta)
         out.append(folder)
     return out
 
@@ -265,19 +299,32 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
             print(f"gate_power: {s['dir']} kept no passes (gate exit {s['exit_code']}); left out", file=sys.stderr)
             continue
         samples = samples_per_point(os.path.join(passes, "pass-0"), args.machine, s["sha"])
-        for k in args.k:
+        for k in ([0] if args.paired_seconds else args.k):  # k 0: paired trials
             scratch = tempfile.mkdtemp(prefix="gate-power-judge-")
             try:
-                for index, folder in enumerate(trial_folders(passes, k, scratch)):
+                folders = (paired_trial_folders(passes, args.trials_per_block, scratch) if k == 0
+                           else trial_folders(passes, k, scratch))
+                seconds = _trial_seconds(s, args) if k == 0 else s["seconds"] * k / s["passes"]
+                for index, folder in enumerate(folders):
                     for factor in args.factors:
                         judged = judge_trial(clone, base, by_arm[s["arm"]], args, folder,
                                              os.path.join(s["dir"], "record"), factor)
                         trials.append({"arm": s["arm"], "k": k, "factor": factor, "block": s["block"],
-                                       "trial_in_block": index, "seconds": s["seconds"] * k / s["passes"],
+                                       "trial_in_block": index, "seconds": seconds,
                                        "samples": samples, **judged})
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
     return trials
+
+
+def _trial_seconds(session: dict, args) -> float:
+    """What one paired gate run would take: the session's fixed part (worktrees, one asv pass per side)
+    plus T seconds of pairs per paired point; the session sampled N*T per point."""
+    from rlperf.gate import paired
+
+    _, points, _ = paired.load(os.path.join(session["dir"], "passes", "paired.json"))
+    sampling = args.paired_seconds * args.trials_per_block * len(points)
+    return max(session["seconds"] - sampling, 0.0) + args.paired_seconds * len(points)
 
 
 def per_pass_ratios(sessions: list[dict], ratios_of: list[dict]) -> dict:
@@ -291,12 +338,17 @@ def per_pass_ratios(sessions: list[dict], ratios_of: list[dict]) -> dict:
 
 
 def session_ratios(session: dict, args) -> dict:
-    """{point: [head/base per kept pass]} of one session (empty when it kept none)."""
+    """{point: [head/base per kept pass, or per paired block]} of one session (empty when it kept none)."""
     from rlperf.gate.passdir import load
 
     passes = os.path.join(session["dir"], "passes")
     if not os.path.isfile(os.path.join(passes, "passes.json")):
         return {}
+    if os.path.isfile(os.path.join(passes, "paired.json")):
+        from rlperf.gate import paired
+
+        spec, points, _ = paired.load(os.path.join(passes, "paired.json"))
+        return {p.name: [h / b for b, h in p.blocks(spec.block) if b] for p in points if p.pairs}
     with open(os.path.join(passes, "passes.json")) as fh:
         doc = json.load(fh)
     out: dict = {}
@@ -364,6 +416,10 @@ def to_markdown(doc: dict) -> str:
     design = (f"block design: {doc['blocks']} block(s) of one gate session per arm with {doc['passes_per_block']} "
               "kept passes, cut into disjoint trials of k passes" if doc.get("blocks")
               else f"{doc['passes']} interleaved passes per gate run")
+    if doc.get("paired_seconds"):
+        design = (f"paired block design: {doc['blocks']} block(s) of one gate session per arm (1 asv pass, then "
+                  f"paired sampling), each point's pairs cut into {doc['trials_per_block']} disjoint trials of "
+                  f"about {doc['paired_seconds']:g} s (k 0 in the table = paired)")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
              f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
              f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
@@ -383,7 +439,10 @@ def to_markdown(doc: dict) -> str:
                   "| point | CV |", "|---|---|"]
         lines += [f"| `{k}` | {'n/a' if v is None else f'{v:.2%}'} |" for k, v in null["cv_of_base_medians"].items()]
     if doc.get("per_pass_ratios"):
-        lines += ["", "Single-pass ratios head/base (the noise each trial's median of k works against):", "",
+        what = ("Per-block ratios head/base (blocks of paired samples: the noise each trial's median works against):"
+                if doc.get("paired_seconds") else
+                "Single-pass ratios head/base (the noise each trial's median of k works against):")
+        lines += ["", what, "",
                   "| arm | point | passes | median | CV | share above ×1.05 | share above ×1.10 |",
                   "|---|---|---|---|---|---|---|"]
         for arm, points in doc["per_pass_ratios"].items():
@@ -424,12 +483,13 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
             write_json(os.path.join(work, "sessions.json"), {"base": base, "arms": arms, "sessions": sessions})
     trials = judge_sessions(clone, base, arms, args, sessions)
     rows = []
-    for k in args.k:
+    for k in ([0] if args.paired_seconds else args.k):
         for factor in args.factors:
             mine = [t for t in trials if t["k"] == k and t["factor"] == factor]
             rows += [{**r, "k": k, "factor": factor} for r in summarize(arms, mine, args.injected)]
     ratios_of = [session_ratios(x, args) for x in sessions]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
+            "paired_seconds": args.paired_seconds, "trials_per_block": args.trials_per_block,
             "sessions": [{**{k: v for k, v in x.items() if k != "dir"},
                           "median_pass_ratio": {n: statistics.median(r) for n, r in ratios.items()}}
                          for x, ratios in zip(sessions, ratios_of)],
@@ -448,7 +508,8 @@ def parse_args(argv):
     p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
     p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
-    p.add_argument("--steps", type=int, help="pin the chain length (one --sizes value only) instead of calibrating")
+    p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
+                                   "instead of calibrating")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-md", required=True)
@@ -462,6 +523,10 @@ def parse_args(argv):
     p.add_argument("--resume", action="store_true",
                    help="block design: continue the run kept in --work-dir (its sessions.json) in its --clone")
     p.add_argument("--clone", help="with --resume: the interrupted run's clone (holds the arm commits)")
+    p.add_argument("--paired-seconds", type=float, default=0.0,
+                   help="block design: judge paired sampling, T seconds per point per trial (default 0: passes)")
+    p.add_argument("--trials-per-block", type=int, default=30,
+                   help="with --paired-seconds: trials each session is cut into (default 30)")
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
@@ -478,8 +543,15 @@ def parse_args(argv):
         raise UsageError("--k takes integers (3,5), --factors numbers (1.05,1.10)") from None
     if not all(k >= 1 for k in args.k) or not all(math.isfinite(f) and f > 1 for f in args.factors):
         raise UsageError("--k must be >= 1 and every --factors value finite and > 1")
-    if args.steps is not None and (args.steps < 1 or len(args.sizes) != 1):
-        raise UsageError("--steps pins one arm's chain: give it >= 1 with a single --sizes value")
+    if args.steps is not None:
+        try:
+            args.steps = [int(v) for v in args.steps.split(",")]
+        except ValueError:
+            raise UsageError(f"--steps {args.steps!r}: give whole numbers, one per --sizes value") from None
+        if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
+            raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
+    if args.paired_seconds and not (math.isfinite(args.paired_seconds) and args.paired_seconds > 0 and args.blocks):
+        raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
     if args.blocks < 0:
         raise UsageError("--blocks must be >= 0")
     if args.resume:
@@ -488,7 +560,7 @@ def parse_args(argv):
             raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
     elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
-    for flag in ("trials", "passes", "probe_steps", "passes_per_block"):
+    for flag in ("trials", "passes", "probe_steps", "passes_per_block", "trials_per_block"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
     for flag in ("bench", "injected"):

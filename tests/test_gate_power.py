@@ -104,7 +104,27 @@ def test_block_trials_are_disjoint_runs_of_k_kept_passes(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["--steps", "5", "--sizes", "0.05,0.1"], ["--factors", "1.0"], ["--k", "0"],
-                                  ["--factors", "nan"]])
+                                  ["--factors", "nan"], ["--steps", "2,x", "--sizes", "0.05,0.1"],
+                                  ["--paired-seconds", "4"], ["--paired-seconds", "nan", "--blocks", "1"],
+                                  ["--trials-per-block", "0"]])
 def test_bad_block_arguments_exit_2(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())
+
+
+def test_paired_trials_are_disjoint_runs_of_each_points_pairs(tmp_path):
+    from rlperf.gate import paired
+
+    passes = tmp_path / "passes"
+    (passes / "pass-0").mkdir(parents=True)
+    (passes / "passes.json").write_text(json.dumps({"schema": "rlperf.gate.passes/1", "base": "a", "head": "b",
+                                                    "machine": "m", "bench": None, "order": ["base,head"]}))
+    spec = paired.PairedSpec(seconds=9.0, block=2)
+    points = [paired.PointPairs(name="p", number=3, pairs=[(float(i), 1.0) for i in range(7)]),
+              paired.PointPairs(name="q", number=1, pairs=[(1.0, float(i)) for i in range(4)])]
+    paired.save(str(passes / "paired.json"), points, spec)
+    trials = gate_power.paired_trial_folders(str(passes), 2, str(tmp_path / "scratch"))
+    chunks = [paired.load(str(Path(t) / "paired.json"))[1] for t in trials]
+    assert [c[0].pairs for c in chunks] == [[(0.0, 1.0), (1.0, 1.0), (2.0, 1.0)], [(3.0, 1.0), (4.0, 1.0), (5.0, 1.0)]]
+    assert [c[1].pairs for c in chunks] == [[(1.0, 0.0), (1.0, 1.0)], [(1.0, 2.0), (1.0, 3.0)]]
+    assert all(c[0].number == 3 for c in chunks) and (Path(trials[0]) / "pass-0").is_dir()

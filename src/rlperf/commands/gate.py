@@ -1,6 +1,6 @@
 """`rlperf gate`: did HEAD make anything slower, or break parity, compared with BASE on this machine?
 
-    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] [--keep-passes DIR]
+    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] [--paired S] [--keep-passes DIR]
                | --no-run [--passes-from DIR]] [--config gate.toml] [--factor 1.10] [--bench REGEX]
                [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
@@ -34,6 +34,9 @@ def add_parser(subparsers, name: str, help_text: str):
                         "worktree; --no-run: compare stored results only (default: benchmark only commits "
                         "without stored results, then compare stored results)")
     p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
+    p.add_argument("--paired", type=_number, metavar="SECONDS",
+                   help="with --run: then sample every time_ point for SECONDS with base and head live in two "
+                        "processes, in turn, and judge it on those pairs (default: [gate] paired_seconds; 0: off)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
                         "DIR/passes.json, for a judge elsewhere (--passes-from)")
@@ -93,6 +96,7 @@ def _reproduce(args, where) -> str:
     extra = "".join([f" --bench '{args.bench}'" if args.bench else "",
                      " --run" if args.run else (" --no-run" if args.run is False else ""),
                      f" --passes {args.passes}" if args.passes else "",
+                     f" --paired {args.paired:g}" if args.paired is not None else "",
                      f" --passes-from {args.passes_from}" if args.passes_from else "",
                      "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
                      " --allow-host-change" if args.allow_host_change else ""])
@@ -116,6 +120,8 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
+    if args.paired is not None and args.run is not True:
+        raise UsageError("--paired applies to --run (it measures base and head now) only")
     if args.keep_passes is not None and (args.run is not True or not args.base):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
     if args.keep_passes is not None and not args.keep_passes.strip():
@@ -131,7 +137,7 @@ def _validate(args):
     for flag in ("out_md", "out_json"):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     check_output_dir(args.keep_passes, "--keep-passes")
-    return load_config(args.config, factor=args.factor, passes=args.passes)
+    return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired)
 
 
 def _gate(args) -> int:

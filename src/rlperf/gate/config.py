@@ -4,6 +4,7 @@
     factor = 1.10          # head/base beyond this (and significant) is a regression
     p_threshold = 0.002    # asv's Mann–Whitney threshold (stored-results mode)
     passes = 3             # interleaved base/head passes of `--run` (median of per-pass ratios)
+    paired_seconds = 0     # `--run`: seconds of paired sampling per timed point (0: off; gate.paired)
 
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
@@ -49,6 +50,7 @@ class GateConfig:
     factor: float = 1.10
     p_threshold: float = 0.002
     passes: int = 3
+    paired_seconds: float = 0.0  # > 0: `--run` judges time_ points on paired samples (gate.paired)
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 
@@ -81,6 +83,13 @@ def check_passes(value, where: str) -> int:
     return value
 
 
+def check_paired_seconds(value, where: str) -> float:
+    """Seconds of paired sampling per point: a finite number >= 0 (0 turns it off)."""
+    if not _is_number(value) or not math.isfinite(value) or value < 0:
+        raise UsageError(f"{where}: paired_seconds must be a finite number >= 0 (0: off), got {value!r}")
+    return float(value)
+
+
 def _rule(raw: dict, index: int, path: str) -> Rule:
     where = f"{path}: rule[{index}]"
     unknown = set(raw) - {"match", "factor", "direction", "tolerance"}
@@ -99,8 +108,9 @@ def _rule(raw: dict, index: int, path: str) -> Rule:
                 factor=None if factor is None else check_factor(factor, where))
 
 
-def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None) -> GateConfig:
-    """Read `path` (the default gate.toml may be absent); --factor and --passes given on the CLI win."""
+def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None,
+                paired_seconds: float | None = None) -> GateConfig:
+    """Read `path` (the default gate.toml may be absent); --factor, --passes and --paired on the CLI win."""
     data: dict = {}
     source = None
     if path is None and os.path.isfile(DEFAULT_PATH):
@@ -115,10 +125,10 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
             raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
         source = path
     gate = data.get("gate", {})
-    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes"}
+    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds"}
     if unknown:
         raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
-                         "passes; [[rule]]")
+                         "passes, paired_seconds; [[rule]]")
     p_threshold = gate.get("p_threshold", 0.002)
     if not _is_number(p_threshold) or not 0 < p_threshold < 1:
         raise UsageError(f"{path}: p_threshold must be a number in (0, 1), got {p_threshold!r}")
@@ -128,6 +138,8 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         p_threshold=float(p_threshold),
         passes=check_passes(passes, "--passes") if passes is not None
         else check_passes(gate.get("passes", 3), f"{path}: [gate]"),
+        paired_seconds=check_paired_seconds(paired_seconds, "--paired") if paired_seconds is not None
+        else check_paired_seconds(gate.get("paired_seconds", 0.0), f"{path}: [gate]"),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
         source=source,
     )
@@ -172,5 +184,5 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                   tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources))
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_passes", "load_config",
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_paired_seconds", "check_passes", "load_config",
            "policy_for"]

@@ -12,7 +12,7 @@ from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
 from rlperf.gate.host import compare_hosts
-from rlperf.gate.interleave import measure_interleaved, pass_values, representative
+from rlperf.gate.interleave import measure_interleaved, paired_values, pass_values, representative
 from rlperf.gate.judge import judge
 from rlperf.gate.report import Verdict
 from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
@@ -83,7 +83,11 @@ def _stored_fingerprint(where: Where, sha: str) -> dict | None:
 def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | None, echo):
     """--run: k interleaved passes now -> (base, head, passes, notes)."""
     verdict.mode = f"interleaved: {config.passes} pass(es) base/head alternating, median of per-pass ratios"
-    passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep)
+    if config.paired_seconds > 0:
+        verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ point (base and head "
+                         "live in two processes, sampled in turn), median of per-block ratios")
+    passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep,
+                                 paired_seconds=config.paired_seconds)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
     return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
 
@@ -97,6 +101,8 @@ def _kept(where: Where, verdict: Verdict, folder: str, allow_host_change: bool):
         raise SuiteImportError(message, sha)
     verdict.mode = (f"stored interleaved passes: {len(passes.runs)} pass(es) base/head alternating in one session "
                     "(kept by --run --keep-passes), median of per-pass ratios")
+    if passes.paired:
+        verdict.mode += f"; paired samples of {len(passes.paired)} point(s), median of per-block ratios"
     record = load_commit(where.results_dir, where.machine, verdict.base)
     if not record.points:
         raise InfrastructureError(f"no base record: no results for {verdict.base[:12]} on machine {where.machine!r} "
@@ -166,7 +172,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
             raise InfrastructureError("no environment of head has the Python identity of base's ("
                                       + describe_identity_mismatch(base.envs, head.envs) + ")")
         if passes is not None:
-            values = pass_values(passes.runs, env_map)
+            values = paired_values(pass_values(passes.runs, env_map), passes.paired, passes.paired_block)
         base_pts, head_pts = select(base.points, bench), select(head.points, bench)
         if not (base_pts or head_pts):
             raise InfrastructureError(f"--bench {where.bench!r} selects none of the stored points")

@@ -8,6 +8,9 @@ writes into its own scratch results folder; the judge takes, per point, the medi
 per-pass ratios. The last pass is copied into the real results folder, with the session's host
 fingerprint, so history and the site keep one result per commit. With `keep`, every pass folder is
 also kept (gate.passdir), for a judge elsewhere (`--passes-from`).
+
+With `paired_seconds` > 0, the two prepared commits then sample every `time_` point the passes
+measured on both sides in lock-step (gate.paired): those pairs, not the passes, carry its verdict.
 """
 
 from __future__ import annotations
@@ -49,6 +52,19 @@ def pass_values(runs, env_map: dict[str, str]) -> dict[tuple[str, str], list]:
     return out
 
 
+def paired_values(values: dict, paired: dict | None, block: int) -> dict:
+    """pass_values with each paired point's blocks (median base, median head) in place of its passes."""
+    if not paired:
+        return values
+    out = dict(values)
+    for env, name in values:
+        got = paired.get(name)
+        blocks = got.blocks(block) if got is not None else []
+        if blocks:
+            out[(env, name)] = blocks
+    return out
+
+
 def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str | None) -> None:
     """Copy one pass's result files (and head's benchmarks.json) into the shared results folder."""
     target = os.path.join(results_dir, machine)
@@ -63,7 +79,34 @@ def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str
         shutil.copy2(head_meta, os.path.join(results_dir, "benchmarks.json"))
 
 
-def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, keep: str | None = None) -> Passes:
+def pairable(base: CommitResults, head: CommitResults) -> list[str]:
+    """Names of the `time_` points both sides measured: what paired sampling can time by calling."""
+    measured = {name for (_, name), p in head.points.items() if p.measured}
+    return sorted({name for (_, name), p in base.points.items()
+                   if p.measured and name in measured and p.key.rsplit(".", 1)[-1].startswith("time_")})
+
+
+def _sample_pairs(commits: dict, names: list[str], seconds: float, scratch: str, echo) -> tuple[dict, str]:
+    """Pair-sample each point (gate.paired); returns (name -> PointPairs, the paired.json written)."""
+    from rlperf.gate import paired
+
+    spec = paired.PairedSpec(seconds=seconds)
+    sides = {side: (paired.bench_dir_of(c.worktree), c.env, c.worktree) for side, c in commits.items()}
+    out = {}
+    for index, name in enumerate(names):
+        echo(f"rlperf gate: paired {index + 1}/{len(names)}: {name}")
+        got = paired.sample_point(name, sides, spec, log=None)
+        if got.error or got.skipped:
+            echo(f"rlperf gate: paired sampling of {name} gave no pairs ({got.error or got.skipped}): "
+                 "its passes judge it")
+        out[name] = got
+    path = os.path.join(scratch, "paired.json")
+    paired.save(path, list(out.values()), spec)
+    return out, path
+
+
+def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, keep: str | None = None,
+                        paired_seconds: float = 0.0) -> Passes:
     """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit.
 
     keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
@@ -72,7 +115,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     from rlperf.asvtools.run_commit import prepared_commit, run_prepared, store_fingerprint
 
     scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
-    runs, orders, session = [], [], None
+    runs, orders, session, pairs, paired_file = [], [], None, None, None
     kept = dict(base=base_sha, head=head_sha, machine=where.machine, bench=where.bench)
     try:
         with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
@@ -90,11 +133,13 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                         shutil.copy2(os.path.join(pass_dir, "benchmarks.json"), head_meta)
                 runs.append((load_commit(pass_dir, where.machine, base_sha),
                              load_commit(pass_dir, where.machine, head_sha)))
+            if paired_seconds > 0:
+                pairs, paired_file = _sample_pairs(commits, pairable(*runs[-1]), paired_seconds, scratch, echo)
             _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
             store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
             if keep:
                 passdir.save(keep, [os.path.join(scratch, passdir.pass_folder(i)) for i in range(passes)],
-                             order=orders, fingerprint=session, **kept)
+                             order=orders, fingerprint=session, paired=paired_file, **kept)
                 echo(f"rlperf gate: kept {passes} pass(es) in {keep}")
     except SuiteImportError as exc:
         if keep:  # the verdict elsewhere must see the failure too (exit 3 for head), not a missing folder
@@ -102,7 +147,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Passes(runs=tuple(runs), order=tuple(orders))
+    return Passes(runs=tuple(runs), order=tuple(orders), paired=pairs)
 
 
-__all__ = ["Passes", "measure_interleaved", "order_of", "pass_values", "representative"]
+__all__ = ["Passes", "measure_interleaved", "order_of", "pairable", "pass_values", "paired_values", "representative"]

@@ -81,6 +81,14 @@ def _median_of_passes(direction: str, pass_values) -> tuple[float, float, float,
             statistics.median(ratios), ratios)
 
 
+def _ratios_detail(ratios: list[float]) -> str:
+    """Every per-pass ratio when there are a few; quartiles of the per-block ratios of paired sampling."""
+    if len(ratios) <= 9:
+        return "per-pass " + ", ".join(f"×{r:.3f}" for r in ratios)
+    q1, q2, q3 = statistics.quantiles(ratios, n=4)
+    return f"{len(ratios)} paired blocks, quartiles ×{q1:.3f} / ×{q2:.3f} / ×{q3:.3f}"
+
+
 def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_threshold: float, *,
                 accept_changed=(), pass_values=None) -> Finding:
     """Classify one point (see Finding.status); the policy supplies direction, factor and tolerance.
@@ -116,7 +124,7 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
     if passes is not None:
         base_value, head_value, ratio, ratios = passes
         significant, method = True, f"median-of-{len(ratios)}"
-        detail = "per-pass " + ", ".join(f"×{r:.3f}" for r in ratios)
+        detail = _ratios_detail(ratios)
         common.update(base=base_value, head=head_value)
     else:
         ratio = _worse_ratio(policy.direction, base.value, head.value)

@@ -5,6 +5,7 @@
                               "import_failure": null | {"sha", "message"}}
     DIR/pass-<k>/            pass k's scratch results folder, as asv wrote it: <machine>/<sha8>-*.json,
                              <machine>/machine.json, benchmarks.json
+    DIR/paired.json          with --paired only: every point's raw (base, head) sample pairs (gate.paired)
 
 The folder is built beside DIR and renamed into place once complete, so DIR is either absent (or the
 empty folder it was) or whole. A head whose suite does not import still gets a passes.json (no passes,
@@ -27,6 +28,7 @@ from rlperf.report.jsonio import write_json
 
 SCHEMA = "rlperf.gate.passes/1"
 MANIFEST = "passes.json"
+PAIRED = "paired.json"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Passes:
     order: tuple[str, ...]  # "base,head" / "head,base" per pass, for the report
     fingerprint: dict | None = None  # the measuring session's host fingerprint (kept passes only)
     import_failure: tuple[str, str] | None = None  # (sha, message): a suite that did not import (kept passes)
+    paired: dict | None = None  # point name -> gate.paired.PointPairs, when --run sampled pairs
+    paired_block: int = 5  # pairs per judged block (gate.paired.PairedSpec.block)
 
 
 def pass_folder(index: int) -> str:
@@ -44,8 +48,10 @@ def pass_folder(index: int) -> str:
 
 
 def save(keep: str, pass_dirs: list[str], *, base: str, head: str, machine: str, bench: str | None,
-         order: list[str], fingerprint: dict | None, import_failure: tuple[str, str] | None = None) -> None:
-    """Copy each pass folder to keep/pass-<k>/ and write keep/passes.json, all or nothing."""
+         order: list[str], fingerprint: dict | None, import_failure: tuple[str, str] | None = None,
+         paired: str | None = None) -> None:
+    """Copy each pass folder to keep/pass-<k>/ (and `paired`, a gate.paired file, to keep/paired.json)
+    and write keep/passes.json, all or nothing."""
     full = os.path.abspath(keep)
     parent = os.path.dirname(full)
     os.makedirs(parent, exist_ok=True)
@@ -54,6 +60,8 @@ def save(keep: str, pass_dirs: list[str], *, base: str, head: str, machine: str,
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would outlive the rename
         for index, folder in enumerate(pass_dirs):
             shutil.copytree(folder, os.path.join(tmp, pass_folder(index)))
+        if paired:
+            shutil.copy2(paired, os.path.join(tmp, PAIRED))
         doc = {"schema": SCHEMA, "base": base, "head": head, "machine": machine, "bench": bench,
                "order": list(order), "fingerprint": fingerprint,
                "import_failure": None if import_failure is None else
@@ -122,7 +130,22 @@ def load(folder: str, base: str, head: str, machine: str) -> Passes:
             if not res.points:
                 raise InfrastructureError(f"{pass_dir} holds no results of the {side} {sha[:12]} on machine {machine!r}")
         runs.append(pair)
-    return Passes(runs=tuple(runs), order=tuple(order), fingerprint=fp)
+    paired, block = _paired(folder)
+    return Passes(runs=tuple(runs), order=tuple(order), fingerprint=fp, paired=paired, paired_block=block)
+
+
+def _paired(folder: str):
+    """(name -> PointPairs, block) from folder/paired.json, or (None, default) when the run paired nothing."""
+    from rlperf.gate import paired as pairing
+
+    path = os.path.join(folder, PAIRED)
+    if not os.path.exists(path):
+        return None, Passes.paired_block
+    try:
+        spec, points, _ = pairing.load(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InfrastructureError(f"unreadable {path}: {type(exc).__name__}: {exc}") from exc
+    return {p.name: p for p in points}, spec.block
 
 
 def under_record(base: CommitResults, head: CommitResults, record: CommitResults) -> tuple[CommitResults, list[str]]:
@@ -148,4 +171,4 @@ def under_record(base: CommitResults, head: CommitResults, record: CommitResults
     return CommitResults(points=points, envs=dict(base.envs)), notes
 
 
-__all__ = ["MANIFEST", "SCHEMA", "Passes", "load", "pass_folder", "save", "under_record"]
+__all__ = ["MANIFEST", "PAIRED", "SCHEMA", "Passes", "load", "pass_folder", "save", "under_record"]

@@ -1,0 +1,198 @@
+"""Paired sampling: base and head held in two live processes and timed in turn, sample by sample.
+
+Why: on a shared or virtualised box the speed of the machine drifts over seconds (neighbours in a
+shared L3, host scheduling). asv passes of base and head are seconds apart, so each per-pass ratio
+carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 % (docs/gate.md,
+Detection power). Two samples taken back to back see the same machine, so their ratio cancels the
+drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
+the other side: an ABBA order makes every first-of-pair sample a repeat of the same process, with warm
+caches, and every second one a switch, which on the 2-vCPU box read 5 % apart. Each point gets its own
+pair of fresh worker processes (gate.paired_worker).
+
+Per point the pairs are cut into consecutive blocks; each block gives (median base, median head),
+which the judge treats like an interleaved pass: the median of per-block ratios against the factor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from rlperf.gate import paired_worker
+
+WORKER_SOURCE = open(paired_worker.__file__, encoding="utf-8").read()
+SIDES = ("base", "head")
+
+
+@dataclass(frozen=True)
+class PairedSpec:
+    """How long to sample each point and how the pairs are grouped."""
+
+    seconds: float  # sampling time per point, both sides together
+    block: int = 5  # pairs per block (one judged ratio)
+    sample_time: float = 0.01  # each sample is at least this long (asv's default sample_time)
+    warmup_pairs: int = 2  # discarded
+    timeout: float = 600.0  # a worker's setup (a cold Numba compile) may take this long
+
+
+@dataclass
+class PointPairs:
+    """What one point's paired sampling gave: the raw pairs in time order, or why there are none."""
+
+    name: str
+    number: int = 0
+    pairs: list[tuple[float, float]] = field(default_factory=list)  # (base s, head s), base sampled first
+    skipped: str | None = None
+    error: str | None = None
+
+    def blocks(self, size: int) -> list[tuple[float, float]]:
+        """(median base, median head) seconds per call, per run of `size` consecutive pairs (a short
+        tail is dropped)."""
+        out, n = [], max(self.number, 1)
+        for i in range(0, len(self.pairs) - size + 1, size):
+            chunk = self.pairs[i:i + size]
+            out.append((statistics.median(b for b, _ in chunk) / n, statistics.median(h for _, h in chunk) / n))
+        return out
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "number": self.number, "pairs": [list(p) for p in self.pairs],
+                "skipped": self.skipped, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "PointPairs":
+        return cls(name=doc["name"], number=int(doc["number"]), pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
+                   skipped=doc.get("skipped"), error=doc.get("error"))
+
+
+class WorkerError(RuntimeError):
+    """A worker died, answered nonsense or took longer than the timeout."""
+
+
+class _Worker:
+    """One live benchmark process and its line protocol (see gate.paired_worker)."""
+
+    def __init__(self, bench_dir: str, point: str, env: dict, cwd: str, log):
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER_SOURCE, bench_dir, point], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                     bufsize=1)
+
+    def read(self, timeout: float) -> str:
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            raise WorkerError(f"no answer within {timeout:g} s")
+        line = self.proc.stdout.readline()
+        if not line:
+            raise WorkerError(f"the worker exited (status {self.proc.poll()})")
+        return line.strip()
+
+    def ask(self, command: str, timeout: float) -> str:
+        try:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerError(f"the worker exited (status {self.proc.poll()})") from exc
+        return self.read(timeout)
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+def worker_env(commit_env: dict) -> dict:
+    """The commit's overlay (ASV_PYTHONPATH, see asvtools.run_commit) as the worker's PYTHONPATH."""
+    env = dict(commit_env)
+    env["PYTHONPATH"] = env.get("ASV_PYTHONPATH", "")
+    return env
+
+
+def _number(call_seconds: float, sample_time: float) -> int:
+    return max(1, int(sample_time / max(call_seconds, 1e-9)) + 1) if call_seconds < sample_time else 1
+
+
+def _seconds(answer: str) -> float:
+    try:
+        value = float(answer)
+    except ValueError:
+        raise WorkerError(f"expected a time, got {answer[:200]!r}") from None
+    if not value >= 0:
+        raise WorkerError(f"expected a time, got {answer!r}")
+    return value
+
+
+def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNULL) -> PointPairs:
+    """Pair-sample one point. sides: {"base"|"head": (bench_dir, env, cwd)}; never raises for the point's
+    own failures (they land in PointPairs.skipped / .error)."""
+    out = PointPairs(name=name)
+    workers: dict[str, _Worker] = {}
+    try:
+        for side in SIDES:
+            bench_dir, env, cwd = sides[side]
+            workers[side] = _Worker(bench_dir, name, worker_env(env), cwd, log)
+        calls = {}
+        for side in SIDES:
+            kind, _, rest = workers[side].read(spec.timeout).partition(" ")
+            if kind == "skip":
+                out.skipped = f"{side}: {rest}"
+                return out
+            if kind != "ready":
+                out.error = f"{side}: {rest if kind == 'error' else kind + ' ' + rest}"
+                return out
+            calls[side] = _seconds(rest)
+        out.number = max(_number(calls[side], spec.sample_time) for side in SIDES)
+        for side in SIDES:
+            workers[side].ask(f"number {out.number}", spec.timeout)
+        start, index = time.perf_counter(), 0
+        while time.perf_counter() - start < spec.seconds or index < spec.warmup_pairs + spec.block:
+            got = {side: _seconds(workers[side].ask("sample", spec.timeout)) for side in SIDES}
+            if index >= spec.warmup_pairs:
+                out.pairs.append((got["base"], got["head"]))
+            index += 1
+    except WorkerError as exc:
+        out.error = str(exc)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return out
+
+
+def save(path: str, points: list[PointPairs], spec: PairedSpec, **meta) -> None:
+    """Every point's raw pairs, for a judge elsewhere (`--passes-from`) or a power study."""
+    from rlperf.report.jsonio import write_json
+
+    write_json(path, {"schema": "rlperf.gate.paired/1", "spec": spec.__dict__, **meta,
+                      "points": [p.to_dict() for p in points]})
+
+
+def load(path: str) -> tuple[PairedSpec, list[PointPairs], dict]:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    spec = PairedSpec(**doc["spec"])
+    meta = {k: v for k, v in doc.items() if k not in ("schema", "spec", "points")}
+    return spec, [PointPairs.from_dict(p) for p in doc["points"]], meta
+
+
+def bench_dir_of(worktree: str) -> str:
+    """The commit's asv benchmark folder (asv.conf.json's benchmark_dir, default `benchmarks`)."""
+    conf = os.path.join(worktree, "asv.conf.json")
+    name = "benchmarks"
+    if os.path.isfile(conf):
+        from asv import util as asv_util
+
+        name = asv_util.load_json(conf, js_comments=True).get("benchmark_dir", name)
+    return os.path.join(worktree, name)
+
+
+__all__ = ["PairedSpec", "PointPairs", "WorkerError", "bench_dir_of", "load", "sample_point", "save",
+           "worker_env"]

@@ -1,0 +1,106 @@
+"""One side of a paired measurement: a process that holds one asv benchmark point and times it on demand.
+
+The driver (gate.paired) starts one worker per commit, each with that commit's package first on the
+path, and asks them for samples in turn. The worker's source is run with `python -c`, not imported,
+so it never loads the driver's rlperf: it must stay free of rlperf imports.
+
+    python -c SOURCE BENCHMARK_DIR POINT      POINT e.g. bench_env.EnvFused.time_fused('probe', 8192, 2)
+
+Protocol, one line each way on the worker's original stdout (benchmark output goes to stderr):
+    -> "ready <seconds of one call>" | "skip <reason>" | "error <message>"
+    <- "number <n>"  -> "ok"               calls per sample, the same on both sides
+    <- "sample"      -> "<seconds>"        one sample: n calls, timed together
+    <- "quit"                              teardown, exit 0
+"""
+
+import ast
+import importlib
+import os
+import sys
+import time
+import traceback
+
+
+def parse_point(point):
+    """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too."""
+    head, paren, rest = point.partition("(")
+    params = ast.literal_eval("(" + rest) if paren else ()
+    if not isinstance(params, tuple):
+        params = (params,)
+    parts = head.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        return module, parts[cut:], params
+    raise ImportError(f"no module of {head!r} imports from {sys.path[0]!r}")
+
+
+def load(point):
+    """(call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
+    module_name, attrs, params = parse_point(point)
+    owner = importlib.import_module(module_name)
+    if len(attrs) == 2:
+        instance = getattr(owner, attrs[0])()
+        func = getattr(instance, attrs[1])
+        holder = instance
+    else:
+        func = getattr(owner, attrs[0])
+        holder = owner
+    setup = getattr(func, "setup", None) or getattr(holder, "setup", None)
+    teardown = getattr(func, "teardown", None) or getattr(holder, "teardown", None)
+    if setup is not None:
+        setup(*params)
+    return (lambda: func(*params)), (lambda: teardown(*params) if teardown is not None else None)
+
+
+def one_call_seconds(call, budget=0.2):
+    """Warm the point for about `budget` seconds; the fastest single call seen."""
+    best, start = float("inf"), time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        call()
+        t1 = time.perf_counter()
+        best = min(best, t1 - t0)
+        if t1 - start >= budget:
+            return best
+
+
+def main(argv):
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # the benchmark's own prints (Python or C) must not corrupt the protocol
+    sys.stdout = sys.stderr
+    bench_dir, point = argv[1], argv[2]
+    sys.path.insert(0, bench_dir)
+    try:
+        call, teardown = load(point)
+        proto.write(f"ready {one_call_seconds(call)!r}\n")
+    except NotImplementedError as exc:
+        proto.write(f"skip {' '.join(str(exc).split())}\n")
+        return 0
+    except Exception as exc:  # the driver reports it as the point's failure, with the traceback on stderr
+        traceback.print_exc()
+        proto.write(f"error {type(exc).__name__}: {' '.join(str(exc).split())}\n")
+        return 0
+    number = 1
+    timer = time.perf_counter
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "number":
+            number = max(1, int(arg))
+            proto.write("ok\n")
+        elif cmd == "sample":
+            t0 = timer()
+            for _ in range(number):
+                call()
+            proto.write(f"{timer() - t0!r}\n")
+        else:
+            break
+    teardown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,179 @@
+"""Paired sampling (gate.paired): two live worker processes on a tiny fake suite, no Numba, no asv run."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import textwrap
+
+import pytest
+
+from rlperf.errors import UsageError
+from rlperf.gate import interleave, paired, paired_worker, passdir
+from rlperf.gate.config import load_config
+from rlperf.gate.exitcodes import InfrastructureError
+from rlperf.gate.judge import _ratios_detail
+from rlperf.gate.results import CommitResults, Point
+
+SUITE = '''
+import sys, time
+
+DELAY = {delay}
+
+
+class Sleepy:
+    params = ([1, 2],)
+
+    def setup(self, scale):
+        print("setup chatter on stdout")  # must not reach the protocol
+        self.scale = scale
+
+    def time_sleep(self, scale):
+        time.sleep(DELAY * self.scale)
+
+
+class Skips:
+    def setup(self):
+        raise NotImplementedError("not on this machine")
+
+    def time_never(self):
+        pass
+
+
+class Breaks:
+    def setup(self):
+        raise ValueError("broken setup")
+
+    def time_never(self):
+        pass
+
+
+def time_module_level():
+    time.sleep(DELAY)
+'''
+
+
+def _suite(root, delay: float) -> tuple[str, dict, str]:
+    """A benchmark folder whose points sleep `delay` s per call, as one side of sample_point."""
+    bench = root / "benchmarks"
+    bench.mkdir(parents=True)
+    (bench / "bench_fake.py").write_text(textwrap.dedent(SUITE.format(delay=delay)))
+    return str(bench), dict(os.environ, ASV_PYTHONPATH=""), str(root)
+
+
+SPEC = paired.PairedSpec(seconds=0.4, block=4, sample_time=0.004, timeout=60)
+
+
+def test_head_twice_as_slow_reads_about_two(tmp_path):
+    sides = {"base": _suite(tmp_path / "b", 0.001), "head": _suite(tmp_path / "h", 0.002)}
+    got = paired.sample_point("bench_fake.Sleepy.time_sleep(1)", sides, SPEC)
+    assert got.error is None and got.skipped is None
+    assert len(got.pairs) >= SPEC.block and got.number >= 1
+    ratio = statistics.median(h / b for b, h in got.blocks(SPEC.block))
+    assert 1.5 < ratio < 2.6  # base and head are not swapped, and the pairs are of the same point
+    base_per_call = statistics.median(b for b, _ in got.blocks(SPEC.block))
+    assert 0.0009 < base_per_call < 0.004  # per call, not per sample of `number` calls
+
+
+def test_parameters_reach_setup_and_the_timed_call(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    one = paired.sample_point("bench_fake.Sleepy.time_sleep(1)", {"base": side, "head": side}, SPEC)
+    two = paired.sample_point("bench_fake.Sleepy.time_sleep(2)", {"base": side, "head": side}, SPEC)
+    per_call = lambda pp: statistics.median(b for b, _ in pp.blocks(SPEC.block))  # noqa: E731
+    assert per_call(two) > 1.5 * per_call(one)
+
+
+def test_module_level_function(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    got = paired.sample_point("bench_fake.time_module_level", {"base": side, "head": side}, SPEC)
+    assert got.error is None and got.pairs
+
+
+def test_skip_and_error_are_reported_not_raised(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    skipped = paired.sample_point("bench_fake.Skips.time_never", {"base": side, "head": side}, SPEC)
+    assert skipped.skipped == "base: not on this machine" and not skipped.pairs
+    broken = paired.sample_point("bench_fake.Breaks.time_never", {"base": side, "head": side}, SPEC)
+    assert broken.error == "base: ValueError: broken setup" and not broken.pairs
+    missing = paired.sample_point("bench_nothing.A.time_b", {"base": side, "head": side}, SPEC)
+    assert missing.error.startswith("base: ImportError")
+
+
+def test_parse_point_literal_parameters(tmp_path, monkeypatch):
+    bench, _, _ = _suite(tmp_path / "s", 0.001)
+    monkeypatch.syspath_prepend(bench)
+    assert paired_worker.parse_point("bench_fake.Sleepy.time_sleep('a', 8192, 2)") == \
+        ("bench_fake", ["Sleepy", "time_sleep"], ("a", 8192, 2))
+    assert paired_worker.parse_point("bench_fake.Sleepy.time_sleep(1)")[2] == (1,)
+
+
+def test_blocks_drop_the_short_tail_and_divide_by_number():
+    pp = paired.PointPairs(name="x", number=2, pairs=[(2.0, 4.0)] * 5)
+    assert pp.blocks(2) == [(1.0, 2.0), (1.0, 2.0)]
+
+
+def test_saved_pairs_round_trip(tmp_path):
+    points = [paired.PointPairs(name="a(1)", number=3, pairs=[(1.0, 2.0)]), paired.PointPairs(name="b", skipped="why")]
+    paired.save(str(tmp_path / "p.json"), points, SPEC, base="x")
+    spec, back, meta = paired.load(str(tmp_path / "p.json"))
+    assert spec == SPEC and back == points and meta == {"base": "x"}
+
+
+def _point(name: str, key: str, value) -> Point:
+    return Point(key=key, name=name, value=value, stats=None, samples=None, version="1", env="py")
+
+
+def test_pairable_takes_time_points_measured_on_both_sides():
+    def res(**values):
+        keys = {"t": "m.C.time_t", "track": "m.C.track_x", "gone": "m.C.time_gone", "nan": "m.C.time_nan"}
+        return CommitResults(points={("py", n): _point(n, keys[n], v) for n, v in values.items()})
+
+    base = res(t=1.0, track=2.0, gone=1.0, nan=1.0)
+    head = res(t=1.0, track=2.0, nan=float("nan"))
+    assert interleave.pairable(base, head) == ["t"]
+
+
+def test_paired_values_replace_only_the_paired_points():
+    values = {("py", "a"): [(1.0, 1.0)], ("py", "b"): [(1.0, 1.0)]}
+    pairs = {"a": paired.PointPairs(name="a", number=1, pairs=[(1.0, 3.0)] * 4),
+             "b": paired.PointPairs(name="b", error="died")}
+    out = interleave.paired_values(values, pairs, block=2)
+    assert out[("py", "a")] == [(1.0, 3.0), (1.0, 3.0)]
+    assert out[("py", "b")] == [(1.0, 1.0)]  # no pairs: its passes judge it
+
+
+def test_kept_paired_file_is_loaded_and_a_broken_one_is_infrastructure(tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "passes.json").write_text(json.dumps({"schema": passdir.SCHEMA}))
+    paired.save(str(keep / passdir.PAIRED), [paired.PointPairs(name="a", number=1, pairs=[(1.0, 2.0)])], SPEC)
+    got, block = passdir._paired(str(keep))
+    assert block == SPEC.block and got["a"].pairs == [(1.0, 2.0)]
+    (keep / passdir.PAIRED).write_text('{"spec": {}}')
+    with pytest.raises(InfrastructureError, match="unreadable"):
+        passdir._paired(str(keep))
+
+
+@pytest.mark.parametrize("value", [-1.0, float("nan"), float("inf")])
+def test_paired_seconds_must_be_finite_and_not_negative(value):
+    with pytest.raises(UsageError, match="paired_seconds"):
+        load_config(None, paired_seconds=value)
+
+
+def test_paired_seconds_from_the_config_file(tmp_path):
+    path = tmp_path / "gate.toml"
+    path.write_text("[gate]\npaired_seconds = 4\n")
+    assert load_config(str(path)).paired_seconds == 4.0
+
+
+def test_many_ratios_are_summarised_by_quartiles():
+    assert _ratios_detail([1.0, 1.1, 1.2]) == "per-pass ×1.000, ×1.100, ×1.200"
+    assert _ratios_detail([1.0] * 12).startswith("12 paired blocks, quartiles ×1.000")
+
+
+def test_paired_needs_run_on_the_cli(tmp_path, capsys):
+    from rlperf.cli import main
+
+    assert main(["gate", "--base", "HEAD", "--no-run", "--paired", "3"]) == 2
+    assert "--paired applies to --run" in capsys.readouterr().err
