@@ -67,6 +67,12 @@ TERM_VALUE = "math.exp(-(ex * ex + ey * ey) / sigma) if s[T_LIN] != 0.0 else F0"
 TERM = f"            t_lin = {TERM_VALUE}\n"
 DEFAULT_BENCH = r"EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, [12]\)"
 DEFAULT_INJECTED = r"'g1_walk_flat'"
+# --target gpu-fused: extra tiny launches on the fused GPU gather's stream (a real regression's shape:
+# one more kernel per sample), results unchanged (idx + 0)
+GPU_FILE = "src/rlperf/replay/placements/gpu.py"
+GPU_ANCHOR = "               np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))\n"
+GPU_BENCH = r"ReplayGpuSample\.track_ms\(20, '(gpu-fused|gpu)', 1\)"
+GPU_INJECTED = r"'gpu-fused'"
 CALIBRATE = """
 import statistics, sys
 from rlperf.envs import harness, registry
@@ -107,6 +113,21 @@ def inject(source: str, steps: int) -> str:
         TERM, f"            t_lin = ({TERM_VALUE}) * (1.0 + spin * 0.0)\n")
 
 
+def inject_gpu(source: str, steps: int) -> str:
+    """The fused GPU gather with `steps` more launches per sample (`idx.add_(0)`: 256 KiB, same result)."""
+    if source.count(GPU_ANCHOR) != 1:
+        raise UsageError(f"{GPU_FILE}: the injection anchor is not found once; update scripts/gate_power.py")
+    extra = (f"        for _ in range({steps}):  # injected by gate_power.py\n"
+             "            self.idx.add_(0)\n")
+    return source.replace(GPU_ANCHOR, GPU_ANCHOR + extra)
+
+
+def null_edit_gpu(source: str) -> str:
+    if source.count(GPU_ANCHOR) != 1:
+        raise UsageError(f"{GPU_FILE}: the anchor is not found; update scripts/gate_power.py")
+    return source.replace(GPU_ANCHOR, GPU_ANCHOR + "        # null change by gate_power.py\n")
+
+
 def null_edit(source: str) -> str:
     """The walk kernel with one more comment line: a commit that changes nothing measurable."""
     if source.count(ANCHOR) != 1:
@@ -121,9 +142,9 @@ def _git(repo: str, *args: str) -> str:
     return out.stdout.strip()
 
 
-def _commit(clone: str, base: str, text: str, message: str) -> str:
+def _commit(clone: str, base: str, text: str, message: str, path: str = KERNEL) -> str:
     _git(clone, "checkout", "-q", "--detach", base)
-    with open(os.path.join(clone, KERNEL), "w") as fh:
+    with open(os.path.join(clone, path), "w") as fh:
         fh.write(text)
     _git(clone, "-c", "user.name=gate-power", "-c", "user.email=gate-power@localhost", "commit", "-q", "-am", message)
     return _git(clone, "rev-parse", "HEAD")
@@ -148,14 +169,21 @@ def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int)
     return {s: max(1, round((s * t0_ms - fixed) / per_step)) for s in sizes}
 
 
+TARGETS = {  # what --target edits: (file, inject, null edit, default --bench, default --injected)
+    "walk": (KERNEL, inject, null_edit, DEFAULT_BENCH, DEFAULT_INJECTED),
+    "gpu-fused": (GPU_FILE, inject_gpu, null_edit_gpu, GPU_BENCH, GPU_INJECTED),
+}
+
+
 def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
-              fixed_steps: list[int] | None = None) -> tuple[list[dict], dict]:
+              fixed_steps: list[int] | None = None, target: str = "walk") -> tuple[list[dict], dict]:
     """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run or fixed.
 
     Calibration times each commit in its own process; on a box whose speed moves between processes
     (the 2-vCPU box once timed 8 chained steps faster than none) it misleads, so `--steps` pins the
     chain length and the experiment's own per-pass ratios report the size achieved."""
-    with open(os.path.join(clone, KERNEL)) as fh:
+    path, inject_fn, null_fn, _, _ = TARGETS[target]
+    with open(os.path.join(clone, path)) as fh:
         source = fh.read()
     calibration = {"probe_steps": probe_steps}
     if fixed_steps is not None:
@@ -164,17 +192,18 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
     elif dry_run:
         steps = {s: probe_steps for s in sizes}
     else:
-        probes = [_commit(clone, base, inject(source, k * probe_steps),
+        probes = [_commit(clone, base, inject_fn(source, k * probe_steps),
                           f"[gate-power arm] probe {k * probe_steps} steps") for k in (1, 2)]
         calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probes[0]),
                            probe2_ms=calibrate(clone, probes[1]))
         steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
                           probe_steps)
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
-             "sha": _commit(clone, base, null_edit(source), "[gate-power arm] null change")}]
+             "sha": _commit(clone, base, null_fn(source), "[gate-power arm] null change", path)}]
     for size in sizes:
         arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
-                     "sha": _commit(clone, base, inject(source, steps[size]), f"[gate-power arm] +{size:.0%}")})
+                     "sha": _commit(clone, base, inject_fn(source, steps[size]), f"[gate-power arm] +{size:.0%}",
+                                    path)})
     return arms, calibration
 
 
@@ -504,8 +533,10 @@ def parse_args(argv):
     p.add_argument("--sizes", default="0.05,0.10,0.20", help="nominal slowdowns (default 0.05,0.10,0.20)")
     p.add_argument("--passes", type=int, default=3, help="interleaved passes per gate run (default 3)")
     p.add_argument("--factor", type=float, help="gate factor (default: the clone's gate.toml)")
-    p.add_argument("--bench", default=DEFAULT_BENCH, help="points the gate measures")
-    p.add_argument("--injected", default=DEFAULT_INJECTED, help="regex of the points the injection slows")
+    p.add_argument("--target", default="walk", choices=sorted(TARGETS),
+                   help="what the arms edit: the walk kernel (default) or the fused GPU gather (needs --steps)")
+    p.add_argument("--bench", help="points the gate measures (default: the target's)")
+    p.add_argument("--injected", help="regex of the points the injection slows (default: the target's)")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
     p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
     p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
@@ -530,6 +561,8 @@ def parse_args(argv):
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
+    args.bench = args.bench or TARGETS[args.target][3]
+    args.injected = args.injected or TARGETS[args.target][4]
     try:
         args.sizes = [float(s) for s in args.sizes.split(",")]
     except ValueError:
@@ -550,6 +583,8 @@ def parse_args(argv):
             raise UsageError(f"--steps {args.steps!r}: give whole numbers, one per --sizes value") from None
         if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
+    if args.target != "walk" and args.steps is None and not args.resume:
+        raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
     if args.paired_seconds and not (math.isfinite(args.paired_seconds) and args.paired_seconds > 0 and args.blocks):
         raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
     if args.blocks < 0:
@@ -579,6 +614,8 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"gate_power: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except SystemExit as exc:  # argparse: --help (0) or a bad choice (2, its message already printed)
+        return int(exc.code or 0)
     clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
     try:
         saved = {"sessions": []}
@@ -589,7 +626,8 @@ def main(argv=None) -> int:
         else:
             _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
             base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
-            arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps)
+            arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps,
+                                          args.target)
         command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
         doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,

@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -51,6 +52,21 @@ class Breaks:
 
 def time_module_level():
     time.sleep(DELAY)
+
+
+class Tracked:
+    params = ([1.0, 3.0],)
+
+    def track_ms(self, level):
+        return {{"samples": [level, level + 1.0, level + 2.0], "number": 1}}
+
+    def track_plain(self, level):
+        return level * 2
+
+
+class Slow:
+    def time_slow(self):
+        time.sleep(0.5)
 '''
 
 
@@ -100,6 +116,20 @@ def test_skip_and_error_are_reported_not_raised(tmp_path):
     assert missing.error.startswith("base: ImportError")
 
 
+def test_a_track_is_paired_on_its_returned_value(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    got = paired.sample_point("bench_fake.Tracked.track_ms(3.0)", {"base": side, "head": side}, SPEC)
+    assert got.kind == "track" and got.number == 1 and set(got.pairs) == {(4.0, 4.0)}  # median of the samples
+    plain = paired.sample_point("bench_fake.Tracked.track_plain(1.0)", {"base": side, "head": side}, SPEC)
+    assert set(plain.pairs) == {(2.0, 2.0)}
+
+
+def test_a_point_too_slow_for_the_budget_is_left_to_the_passes(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    got = paired.sample_point("bench_fake.Slow.time_slow", {"base": side, "head": side}, SPEC)
+    assert not got.pairs and "do not fit in 0.4 s" in got.skipped
+
+
 def test_parse_point_literal_parameters(tmp_path, monkeypatch):
     bench, _, _ = _suite(tmp_path / "s", 0.001)
     monkeypatch.syspath_prepend(bench)
@@ -126,12 +156,14 @@ def _point(name: str, key: str, value) -> Point:
 
 def test_pairable_takes_time_points_measured_on_both_sides():
     def res(**values):
-        keys = {"t": "m.C.time_t", "track": "m.C.track_x", "gone": "m.C.time_gone", "nan": "m.C.time_nan"}
-        return CommitResults(points={("py", n): _point(n, keys[n], v) for n, v in values.items()})
+        keys = {"t": "m.C.time_t", "track": "m.C.track_x", "gone": "m.C.time_gone", "nan": "m.C.time_nan",
+                "sampled": "m.C.track_ms"}
+        return CommitResults(points={("py", n): replace(_point(n, keys[n], v), samples=[v] if n == "sampled" else None)
+                                     for n, v in values.items()})
 
-    base = res(t=1.0, track=2.0, gone=1.0, nan=1.0)
-    head = res(t=1.0, track=2.0, nan=float("nan"))
-    assert interleave.pairable(base, head) == ["t"]
+    base = res(t=1.0, track=2.0, gone=1.0, nan=1.0, sampled=1.0)
+    head = res(t=1.0, track=2.0, nan=float("nan"), sampled=1.0)
+    assert interleave.pairable(base, head) == ["sampled", "t"]  # a track with no samples is not pairable
 
 
 def test_paired_values_replace_only_the_paired_points():

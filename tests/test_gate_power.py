@@ -106,7 +106,7 @@ def test_block_trials_are_disjoint_runs_of_k_kept_passes(tmp_path):
 @pytest.mark.parametrize("argv", [["--steps", "5", "--sizes", "0.05,0.1"], ["--factors", "1.0"], ["--k", "0"],
                                   ["--factors", "nan"], ["--steps", "2,x", "--sizes", "0.05,0.1"],
                                   ["--paired-seconds", "4"], ["--paired-seconds", "nan", "--blocks", "1"],
-                                  ["--trials-per-block", "0"]])
+                                  ["--trials-per-block", "0"], ["--target", "gpu-fused"], ["--target", "x"]])
 def test_bad_block_arguments_exit_2(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())
@@ -128,3 +128,14 @@ def test_paired_trials_are_disjoint_runs_of_each_points_pairs(tmp_path):
     assert [c[0].pairs for c in chunks] == [[(0.0, 1.0), (1.0, 1.0), (2.0, 1.0)], [(3.0, 1.0), (4.0, 1.0), (5.0, 1.0)]]
     assert [c[1].pairs for c in chunks] == [[(1.0, 0.0), (1.0, 1.0)], [(1.0, 2.0), (1.0, 3.0)]]
     assert all(c[0].number == 3 for c in chunks) and (Path(trials[0]) / "pass-0").is_dir()
+
+
+def test_the_gpu_injection_adds_launches_after_the_fused_gather_and_the_null_edit_only_a_comment():
+    source = (ROOT / gate_power.GPU_FILE).read_text()
+    injected = gate_power.inject_gpu(source, 3)
+    assert injected.count("self.idx.add_(0)") == 1 and "range(3)" in injected
+    assert injected.index(gate_power.GPU_ANCHOR) < injected.index("self.idx.add_(0)")
+    compile(injected, gate_power.GPU_FILE, "exec")
+    null = gate_power.null_edit_gpu(source)
+    assert [line for line in null.splitlines() if line not in source.splitlines()] == [
+        "        # null change by gate_power.py"]

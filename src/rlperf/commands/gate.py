@@ -35,7 +35,7 @@ def add_parser(subparsers, name: str, help_text: str):
                         "without stored results, then compare stored results)")
     p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
     p.add_argument("--paired", type=_number, metavar="SECONDS",
-                   help="with --run: then sample every time_ point for SECONDS with base and head live in two "
+                   help="with --run: then sample every time_ (and sampled track_) point for SECONDS with base and head live in two "
                         "processes, in turn, and judge it on those pairs (default: [gate] paired_seconds; 0: off)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "

@@ -50,7 +50,7 @@ class GateConfig:
     factor: float = 1.10
     p_threshold: float = 0.002
     passes: int = 3
-    paired_seconds: float = 0.0  # > 0: `--run` judges time_ points on paired samples (gate.paired)
+    paired_seconds: float = 0.0  # > 0: `--run` judges time_ (and sampled track_) points on paired samples (gate.paired)
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 

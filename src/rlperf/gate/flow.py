@@ -84,7 +84,7 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
     """--run: k interleaved passes now -> (base, head, passes, notes)."""
     verdict.mode = f"interleaved: {config.passes} pass(es) base/head alternating, median of per-pass ratios"
     if config.paired_seconds > 0:
-        verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ point (base and head "
+        verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ or sampled track_ point (base and head "
                          "live in two processes, sampled in turn), median of per-block ratios")
     passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep,
                                  paired_seconds=config.paired_seconds)

@@ -9,8 +9,9 @@ per-pass ratios. The last pass is copied into the real results folder, with the 
 fingerprint, so history and the site keep one result per commit. With `keep`, every pass folder is
 also kept (gate.passdir), for a judge elsewhere (`--passes-from`).
 
-With `paired_seconds` > 0, the two prepared commits then sample every `time_` point the passes
-measured on both sides in lock-step (gate.paired): those pairs, not the passes, carry its verdict.
+With `paired_seconds` > 0, the two prepared commits then sample, in lock-step (gate.paired), every
+`time_` point (and `track_` point with samples) the passes measured on both sides: those pairs, not
+the passes, carry its verdict.
 """
 
 from __future__ import annotations
@@ -80,10 +81,14 @@ def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str
 
 
 def pairable(base: CommitResults, head: CommitResults) -> list[str]:
-    """Names of the `time_` points both sides measured: what paired sampling can time by calling."""
-    measured = {name for (_, name), p in head.points.items() if p.measured}
-    return sorted({name for (_, name), p in base.points.items()
-                   if p.measured and name in measured and p.key.rsplit(".", 1)[-1].startswith("time_")})
+    """Names of the points both sides measured that paired sampling can repeat by calling: `time_`
+    points, and `track_` points that carry samples (one number alone says nothing about its noise)."""
+    def ok(p) -> bool:
+        method = p.key.rsplit(".", 1)[-1]
+        return p.measured and (method.startswith("time_") or (method.startswith("track_") and bool(p.samples)))
+
+    measured = {name for (_, name), p in head.points.items() if ok(p)}
+    return sorted({name for (_, name), p in base.points.items() if ok(p) and name in measured})
 
 
 def _sample_pairs(commits: dict, names: list[str], seconds: float, scratch: str, echo) -> tuple[dict, str]:

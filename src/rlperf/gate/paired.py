@@ -9,6 +9,10 @@ the other side: an ABBA order makes every first-of-pair sample a repeat of the s
 caches, and every second one a switch, which on the 2-vCPU box read 5 % apart. Each point gets its own
 pair of fresh worker processes (gate.paired_worker).
 
+A `track_` point that carries samples (asv's {"samples": [...]}, e.g. the replay suite's CUDA-event
+timings) is paired the same way on the value each call returns (the median of its samples). A point
+whose single call would not fit `warmup_pairs + block` pairs in the budget is left to the passes.
+
 Per point the pairs are cut into consecutive blocks; each block gives (median base, median head),
 which the judge treats like an interleaved pass: the median of per-block ratios against the factor.
 """
@@ -47,13 +51,14 @@ class PointPairs:
 
     name: str
     number: int = 0
-    pairs: list[tuple[float, float]] = field(default_factory=list)  # (base s, head s), base sampled first
+    pairs: list[tuple[float, float]] = field(default_factory=list)  # (base, head), base sampled first
+    kind: str = "time"  # time: seconds of `number` calls; track: the value one call returned
     skipped: str | None = None
     error: str | None = None
 
     def blocks(self, size: int) -> list[tuple[float, float]]:
-        """(median base, median head) seconds per call, per run of `size` consecutive pairs (a short
-        tail is dropped)."""
+        """(median base, median head) per call (seconds, or the track's value), per run of `size`
+        consecutive pairs (a short tail is dropped)."""
         out, n = [], max(self.number, 1)
         for i in range(0, len(self.pairs) - size + 1, size):
             chunk = self.pairs[i:i + size]
@@ -61,12 +66,13 @@ class PointPairs:
         return out
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "number": self.number, "pairs": [list(p) for p in self.pairs],
+        return {"name": self.name, "number": self.number, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
                 "skipped": self.skipped, "error": self.error}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "PointPairs":
-        return cls(name=doc["name"], number=int(doc["number"]), pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
+        return cls(name=doc["name"], number=int(doc["number"]), kind=doc.get("kind", "time"),
+                   pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
                    skipped=doc.get("skipped"), error=doc.get("error"))
 
 
@@ -122,12 +128,13 @@ def _number(call_seconds: float, sample_time: float) -> int:
 
 
 def _seconds(answer: str) -> float:
+    """A sample (seconds, or a track's value): a finite number >= 0, or the worker is broken."""
     try:
         value = float(answer)
     except ValueError:
-        raise WorkerError(f"expected a time, got {answer[:200]!r}") from None
-    if not value >= 0:
-        raise WorkerError(f"expected a time, got {answer!r}")
+        raise WorkerError(f"expected a number, got {answer[:200]!r}") from None
+    if not 0 <= value < float("inf"):
+        raise WorkerError(f"expected a finite number >= 0, got {answer!r}")
     return value
 
 
@@ -142,15 +149,21 @@ def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNUL
             workers[side] = _Worker(bench_dir, name, worker_env(env), cwd, log)
         calls = {}
         for side in SIDES:
-            kind, _, rest = workers[side].read(spec.timeout).partition(" ")
-            if kind == "skip":
+            answer, _, rest = workers[side].read(spec.timeout).partition(" ")
+            if answer == "skip":
                 out.skipped = f"{side}: {rest}"
                 return out
-            if kind != "ready":
-                out.error = f"{side}: {rest if kind == 'error' else kind + ' ' + rest}"
+            if answer != "ready":
+                out.error = f"{side}: {rest if answer == 'error' else answer + ' ' + rest}"
                 return out
-            calls[side] = _seconds(rest)
-        out.number = max(_number(calls[side], spec.sample_time) for side in SIDES)
+            out.kind, _, seconds = rest.partition(" ")
+            calls[side] = _seconds(seconds)
+        slowest, least = max(calls.values()), spec.warmup_pairs + spec.block
+        if 2 * least * slowest > spec.seconds:
+            out.skipped = (f"one call takes {slowest:.3g} s: {least} pairs do not fit in {spec.seconds:g} s "
+                           "(its passes judge it)")
+            return out
+        out.number = 1 if out.kind == "track" else max(_number(calls[side], spec.sample_time) for side in SIDES)
         for side in SIDES:
             workers[side].ask(f"number {out.number}", spec.timeout)
         start, index = time.perf_counter(), 0

@@ -7,15 +7,18 @@ so it never loads the driver's rlperf: it must stay free of rlperf imports.
     python -c SOURCE BENCHMARK_DIR POINT      POINT e.g. bench_env.EnvFused.time_fused('probe', 8192, 2)
 
 Protocol, one line each way on the worker's original stdout (benchmark output goes to stderr):
-    -> "ready <seconds of one call>" | "skip <reason>" | "error <message>"
-    <- "number <n>"  -> "ok"               calls per sample, the same on both sides
-    <- "sample"      -> "<seconds>"        one sample: n calls, timed together
+    -> "ready <kind> <seconds of one call>" | "skip <reason>" | "error <message>"
+    <- "number <n>"  -> "ok"               calls per sample, the same on both sides (time_ points)
+    <- "sample"      -> "<value>"          time_: seconds of n calls timed together; track_: the value
+                                           the call returns (the median of its samples, when it
+                                           returns asv's {"samples": [...]})
     <- "quit"                              teardown, exit 0
 """
 
 import ast
 import importlib
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -39,7 +42,7 @@ def parse_point(point):
 
 
 def load(point):
-    """(call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
+    """(kind, call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
     module_name, attrs, params = parse_point(point)
     owner = importlib.import_module(module_name)
     if len(attrs) == 2:
@@ -51,9 +54,17 @@ def load(point):
         holder = owner
     setup = getattr(func, "setup", None) or getattr(holder, "setup", None)
     teardown = getattr(func, "teardown", None) or getattr(holder, "teardown", None)
+    kind = "track" if attrs[-1].startswith("track_") else "time"
     if setup is not None:
         setup(*params)
-    return (lambda: func(*params)), (lambda: teardown(*params) if teardown is not None else None)
+    return kind, (lambda: func(*params)), (lambda: teardown(*params) if teardown is not None else None)
+
+
+def track_value(result):
+    """A track's number: its own value, or the median of the samples it returned (asv's sample dict)."""
+    if isinstance(result, dict):
+        return float(statistics.median(result["samples"]))
+    return float(result)
 
 
 def one_call_seconds(call, budget=0.2):
@@ -75,8 +86,13 @@ def main(argv):
     bench_dir, point = argv[1], argv[2]
     sys.path.insert(0, bench_dir)
     try:
-        call, teardown = load(point)
-        proto.write(f"ready {one_call_seconds(call)!r}\n")
+        kind, call, teardown = load(point)
+        if kind == "track":
+            t0 = time.perf_counter()
+            track_value(call())
+            proto.write(f"ready track {time.perf_counter() - t0!r}\n")
+        else:
+            proto.write(f"ready time {one_call_seconds(call)!r}\n")
     except NotImplementedError as exc:
         proto.write(f"skip {' '.join(str(exc).split())}\n")
         return 0
@@ -91,6 +107,8 @@ def main(argv):
         if cmd == "number":
             number = max(1, int(arg))
             proto.write("ok\n")
+        elif cmd == "sample" and kind == "track":
+            proto.write(f"{track_value(call())!r}\n")
         elif cmd == "sample":
             t0 = timer()
             for _ in range(number):
