@@ -207,10 +207,21 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
     return arms, calibration
 
 
+def judge_config(clone: str) -> str:
+    """A gate config with no [[rule]]: the factor under study (--factor / --factors) applies to every
+    point, where the repository's rules would override it (gate.toml gives bench_replay x1.30)."""
+    path = os.path.join(clone, ".gate-power.toml")
+    if not os.path.isfile(path):
+        with open(path, "w") as fh:
+            fh.write("# written by scripts/gate_power.py: no [[rule]], so --factor applies to every point\n"
+                     "[gate]\nfactor = 1.10\npasses = 3\n")
+    return path
+
+
 def gate_command(clone: str, base: str, head: str, args, results_dir: str, verdict: str) -> list[str]:
     return [sys.executable, "-m", "rlperf", "gate", "--repo", clone, "--base", base, "--head", head, "--run",
             "--passes", str(args.passes), "--bench", args.bench, "--machine", args.machine,
-            "--results-dir", results_dir, "--config", os.path.join(clone, "gate.toml"),
+            "--results-dir", results_dir, "--config", judge_config(clone),
             *(["--factor", str(args.factor)] if args.factor else []), "--out-json", verdict]
 
 
@@ -305,7 +316,7 @@ def judge_trial(clone: str, base: str, arm: dict, args, passes: str, record: str
 
     verdict_path = os.path.join(passes, f"verdict-{factor}.json")
     cmd = ["gate", "--repo", clone, "--base", base, "--head", arm["sha"], "--no-run", "--passes-from", passes,
-           "--results-dir", record, "--machine", args.machine, "--config", os.path.join(clone, "gate.toml"),
+           "--results-dir", record, "--machine", args.machine, "--config", judge_config(clone),
            "--bench", args.bench, "--factor", str(factor), "--out-json", verdict_path]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = rlperf_main(cmd)

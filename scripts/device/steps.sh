@@ -2,7 +2,8 @@
 # Device call: named measurement steps, each under its own time limit, packed after every step so that a
 # step that overruns or breaks still returns what the earlier ones measured.
 #   CALL=call1 bash scripts/device/steps.sh STEP:SECONDS ...
-# Steps: gpu_tests, env, noise, e2e_<task>_<physics>[_<what>], asv_history, gate_env (see run_step below). Needs the carried
+# Steps: gpu_tests, env, noise, e2e_<task>_<physics>[_<what>], asv_history, gate_env, gate_power_gpu,
+# gate_power_cpu (see run_step below). Needs the carried
 # .wheels (asv, hydra, mujoco-core) and .e2e_assets (the G1 files the feet-only scene loads).
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$PYTHONPATH:$PWD/.e2e_assets
@@ -68,6 +69,15 @@ run_step() {  # run_step NAME
       cp /tmp/gate-results/"$M"/"$head8"-*.json results/asv/"$M"/ \
         && cp /tmp/gate-results/"$M"/fingerprints/"$head8".fingerprint results/asv/"$M"/fingerprints/
       tar czf "$OUT/asv.tgz" results/asv/"$M" -C /tmp gate-results; return $rc ;;
+    gate_power_gpu|gate_power_cpu)  # scripts/gate_power.py's paired block design on this host (docs/gate.md)
+      rm -rf /tmp/gprepo && git clone -q .gitbundle /tmp/gprepo && git -C /tmp/gprepo checkout -q -B main origin/main \
+        || return 1
+      if [ "$1" = gate_power_gpu ]; then target=(--target gpu-fused --steps "${GP_STEPS:-3}")
+      else target=(--target walk --steps "${GP_STEPS:-5}" --bench "${GP_BENCH:-EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, (1|16)\)}")
+      fi
+      python3 scripts/gate_power.py --repo /tmp/gprepo --base main "${target[@]}" --sizes 0.10 --blocks 1 \
+        --trials-per-block "${GP_TRIALS:-60}" --paired-seconds "${GP_SECONDS:-0.8}" --factors 1.03,1.05,1.10,1.20 \
+        --work-dir "$WORK/$1/work" --out-json "$WORK/$1/power.json" --out-md "$WORK/$1/power.md" ;;
     *) echo "unknown step $1"; return 2 ;;
   esac
 }
