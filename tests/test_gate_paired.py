@@ -209,3 +209,9 @@ def test_paired_needs_run_on_the_cli(tmp_path, capsys):
 
     assert main(["gate", "--base", "HEAD", "--no-run", "--paired", "3"]) == 2
     assert "--paired applies to --run" in capsys.readouterr().err
+
+
+def test_the_worker_path_puts_the_commit_overlay_before_the_gates_own():
+    env = paired.worker_env({"ASV_PYTHONPATH": "/overlay", "PYTHONPATH": "/site"})
+    assert env["PYTHONPATH"] == os.pathsep.join(["/overlay", "/site"])
+    assert paired.worker_env({})["PYTHONPATH"] == ""

@@ -117,9 +117,10 @@ class _Worker:
 
 
 def worker_env(commit_env: dict) -> dict:
-    """The commit's overlay (ASV_PYTHONPATH, see asvtools.run_commit) as the worker's PYTHONPATH."""
+    """The commit's overlay (ASV_PYTHONPATH, see asvtools.run_commit) first on the worker's path, then
+    the gate's own PYTHONPATH (where a runner keeps packages such as hydra, as asv's processes see them)."""
     env = dict(commit_env)
-    env["PYTHONPATH"] = env.get("ASV_PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("ASV_PYTHONPATH"), env.get("PYTHONPATH")) if p)
     return env
 
 
