@@ -215,3 +215,5 @@ def test_the_worker_path_puts_the_commit_overlay_before_the_gates_own():
     env = paired.worker_env({"ASV_PYTHONPATH": "/overlay", "PYTHONPATH": "/site"})
     assert env["PYTHONPATH"] == os.pathsep.join(["/overlay", "/site"])
     assert paired.worker_env({})["PYTHONPATH"] == ""
+    assert paired.worker_env({})["OMP_WAIT_POLICY"] == "PASSIVE"  # an idle side's pool must not spin
+    assert paired.worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"  # the caller's wins
