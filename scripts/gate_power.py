@@ -259,7 +259,9 @@ def run_session(clone: str, base: str, arm: dict, args, session_dir: str) -> dic
                        os.path.join(session_dir, "verdict.json"))
     if args.paired_seconds:
         cmd[cmd.index("--passes") + 1] = "1"
-        cmd += ["--paired", str(args.paired_seconds * args.trials_per_block)]
+        # one fresh pair of workers per trial, as one real gate run of --paired-seconds has
+        cmd += ["--paired", str(args.paired_seconds * args.trials_per_block),
+                "--paired-restarts", str(args.trials_per_block * args.restarts_per_trial)]
     else:
         cmd[cmd.index("--passes") + 1] = str(args.passes_per_block)
     cmd += ["--keep-passes", os.path.join(session_dir, "passes")]
@@ -288,6 +290,22 @@ def trial_folders(passes_dir: str, k: int, scratch: str) -> list[str]:
     return out
 
 
+def trial_pairs(point, trials: int, t: int):
+    """Trial t of `trials` of one point's kept pairs: its own pairs of workers' segments when the session
+    ran R per trial (--paired-restarts trials*R), else the t-th of `trials` equal consecutive runs."""
+    from rlperf.gate import paired
+
+    if point.segments and len(point.segments) % trials == 0:  # R = len / trials pairs of workers per trial
+        per = len(point.segments) // trials
+        lo = sum(point.segments[:t * per])
+        hi = lo + sum(point.segments[t * per:(t + 1) * per])
+    else:
+        size = len(point.pairs) // trials
+        lo, hi = t * size, (t + 1) * size
+    return paired.PointPairs(name=point.name, number=point.number, kind=point.kind, pairs=point.pairs[lo:hi],
+                             skipped=point.skipped, error=point.error)
+
+
 def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str]:
     """Every point's kept pairs cut into `trials` consecutive, disjoint runs, each a passes folder of its own
     (the session's single pass linked, paired.json holding that run's pairs only)."""
@@ -300,11 +318,7 @@ def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str
         os.makedirs(folder)
         os.symlink(os.path.join(os.path.abspath(passes_dir), "pass-0"), os.path.join(folder, "pass-0"))
         shutil.copy2(os.path.join(passes_dir, "passes.json"), os.path.join(folder, "passes.json"))
-        chunks = []
-        for p in points:
-            size = len(p.pairs) // trials
-            chunks.append(paired.PointPairs(name=p.name, number=p.number, pairs=p.pairs[t * size:(t + 1) * size],
-                                            skipped=p.skipped, error=p.error))
+        chunks = [trial_pairs(p, trials, t) for p in points]
         paired.save(os.path.join(folder, "paired.json"), chunks, spec, **meta)
         out.append(folder)
     return out
@@ -459,7 +473,8 @@ def to_markdown(doc: dict) -> str:
     if doc.get("paired_seconds"):
         design = (f"paired block design: {doc['blocks']} block(s) of one gate session per arm (1 asv pass, then "
                   f"paired sampling), each point's pairs cut into {doc['trials_per_block']} disjoint trials of "
-                  f"about {doc['paired_seconds']:g} s (k 0 in the table = paired)")
+                  f"about {doc['paired_seconds']:g} s from {doc.get('restarts_per_trial', 1)} fresh pair(s) of worker "
+                  "processes each (k 0 in the table = paired)")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
              f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
              f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
@@ -515,8 +530,9 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
             print(f"gate_power: deadline reached after {block} block(s)", file=sys.stderr, flush=True)
             break
         for arm in order.sample(arms, len(arms)):
-            print(f"gate_power: block {block + 1}/{args.blocks} {arm['arm']} ({args.passes_per_block} passes)",
-                  file=sys.stderr, flush=True)
+            what = (f"1 pass, {args.trials_per_block} x {args.paired_seconds:g} s of pairs per point"
+                    if args.paired_seconds else f"{args.passes_per_block} passes")
+            print(f"gate_power: block {block + 1}/{args.blocks} {arm['arm']} ({what})", file=sys.stderr, flush=True)
             folder = os.path.join(work, f"block{block}-{arm['arm']}")
             info = run_session(clone, base, arm, args, folder)
             sessions.append({**info, "block": block, "dir": folder, "passes": args.passes_per_block})
@@ -530,6 +546,7 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
     ratios_of = [session_ratios(x, args) for x in sessions]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
             "paired_seconds": args.paired_seconds, "trials_per_block": args.trials_per_block,
+            "restarts_per_trial": args.restarts_per_trial,
             "sessions": [{**{k: v for k, v in x.items() if k != "dir"},
                           "median_pass_ratio": {n: statistics.median(r) for n, r in ratios.items()}}
                          for x, ratios in zip(sessions, ratios_of)],
@@ -569,6 +586,9 @@ def parse_args(argv):
                    help="block design: judge paired sampling, T seconds per point per trial (default 0: passes)")
     p.add_argument("--trials-per-block", type=int, default=30,
                    help="with --paired-seconds: trials each session is cut into (default 30)")
+    p.add_argument("--restarts-per-trial", type=int, default=1,
+                   help="with --paired-seconds: fresh pairs of workers per trial, as --paired-restarts in one "
+                        "gate run (default 1)")
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
@@ -606,7 +626,7 @@ def parse_args(argv):
             raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
     elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
-    for flag in ("trials", "passes", "probe_steps", "passes_per_block", "trials_per_block"):
+    for flag in ("trials", "passes", "probe_steps", "passes_per_block", "trials_per_block", "restarts_per_trial"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
     for flag in ("bench", "injected"):

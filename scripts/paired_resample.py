@@ -1,6 +1,8 @@
 """What longer (or shorter) paired trials would catch, from the pairs a `gate_power.py --paired-seconds`
 run kept: every session's pairs cut into N trials, each judged by the gate's own rule for paired
-points (median of per-block worse-ratios > factor, gate.judge), for several N at once.
+points (median of per-block worse-ratios > factor, gate.judge), for several N at once. When N equals
+the number of worker pairs a session ran (--paired-restarts), each trial is one pair's pairs; any
+other N cuts equal consecutive runs, which may span two pairs of workers.
 
     python scripts/paired_resample.py WORK_DIR --trials 60,30,15 --factors 1.03,1.05,1.10 \
         --injected "'g1_walk_flat'" [--out-md resample.md]
@@ -21,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from gate_power import wilson  # noqa: E402
+from gate_power import trial_pairs, wilson  # noqa: E402
 from rlperf.gate import paired  # noqa: E402
 from rlperf.gate.judge import _median_of_passes  # noqa: E402
 
@@ -44,10 +46,8 @@ def resample(work: str, trials: list[int], factors: list[float], injected: str) 
                 spec, points, _ = paired.load(path)
                 cell = tally.setdefault(s["arm"], {"hit": 0, "n_inj": 0, "alarm": 0, "n_other": 0, "secs": []})
                 for p in points:
-                    size = len(p.pairs) // n
                     for t in range(n):
-                        chunk = paired.PointPairs(name=p.name, number=p.number, pairs=p.pairs[t * size:(t + 1) * size])
-                        verdict = flagged(chunk, spec.block, factor)
+                        verdict = flagged(trial_pairs(p, n, t), spec.block, factor)
                         if verdict is None:
                             continue
                         if s["arm"] != "null" and pattern.search(p.name):

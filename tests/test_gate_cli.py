@@ -205,7 +205,7 @@ def test_fingerprint_sidecars_are_not_seen_by_asv_as_results(setup):
 
 @pytest.mark.parametrize("side, code", [("head", GateExit.BENCHMARK_FAILURE), ("base", GateExit.INFRASTRUCTURE)])
 def test_a_suite_that_does_not_import_blames_head_3_and_base_5(setup, monkeypatch, side, code):
-    def broken(where, base, head, passes, echo, keep=None, paired_seconds=0.0):
+    def broken(where, base, head, passes, echo, keep=None, **_paired):
         raise SuiteImportError("the benchmark suite does not import", {"base": base, "head": head}[side])
 
     monkeypatch.setattr(flow, "measure_interleaved", broken)

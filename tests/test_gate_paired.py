@@ -92,6 +92,15 @@ def test_head_twice_as_slow_reads_about_two(tmp_path):
     assert 0.0009 < base_per_call < 0.004  # per call, not per sample of `number` calls
 
 
+def test_restarts_use_fresh_workers_and_record_segments(tmp_path):
+    side = _suite(tmp_path / "s", 0.001)
+    spec = paired.PairedSpec(seconds=0.6, block=2, sample_time=0.002, timeout=60, restarts=3)
+    got = paired.sample_point("bench_fake.Sleepy.time_sleep(1)", {"base": side, "head": side}, spec)
+    assert len(got.segments) == 3 and sum(got.segments) == len(got.pairs) and min(got.segments) >= 2
+    back = paired.PointPairs.from_dict(json.loads(json.dumps(got.to_dict())))
+    assert back.segments == got.segments
+
+
 def test_parameters_reach_setup_and_the_timed_call(tmp_path):
     side = _suite(tmp_path / "s", 0.001)
     one = paired.sample_point("bench_fake.Sleepy.time_sleep(1)", {"base": side, "head": side}, SPEC)
@@ -170,9 +179,10 @@ def test_paired_values_replace_only_the_paired_points():
     values = {("py", "a"): [(1.0, 1.0)], ("py", "b"): [(1.0, 1.0)]}
     pairs = {"a": paired.PointPairs(name="a", number=1, pairs=[(1.0, 3.0)] * 4),
              "b": paired.PointPairs(name="b", error="died")}
-    out = interleave.paired_values(values, pairs, block=2)
+    out, keys = interleave.paired_values(values, pairs, block=2)
     assert out[("py", "a")] == [(1.0, 3.0), (1.0, 3.0)]
     assert out[("py", "b")] == [(1.0, 1.0)]  # no pairs: its passes judge it
+    assert keys == {("py", "a")}
 
 
 def test_kept_paired_file_is_loaded_and_a_broken_one_is_infrastructure(tmp_path):
@@ -195,8 +205,13 @@ def test_paired_seconds_must_be_finite_and_not_negative(value):
 
 def test_paired_seconds_from_the_config_file(tmp_path):
     path = tmp_path / "gate.toml"
-    path.write_text("[gate]\npaired_seconds = 4\n")
-    assert load_config(str(path)).paired_seconds == 4.0
+    path.write_text("[gate]\npaired_seconds = 4\npaired_bench = '^bench_env'\n")
+    config = load_config(str(path))
+    assert config.paired_seconds == 4.0 and config.paired_bench == "^bench_env"
+    assert load_config(str(path), paired_bench="x").paired_bench == "x"  # the CLI wins
+    path.write_text("[gate]\npaired_bench = 3\n")
+    with pytest.raises(UsageError, match="paired_bench"):
+        load_config(str(path))
 
 
 def test_many_ratios_are_summarised_by_quartiles():
@@ -208,7 +223,9 @@ def test_paired_needs_run_on_the_cli(tmp_path, capsys):
     from rlperf.cli import main
 
     assert main(["gate", "--base", "HEAD", "--no-run", "--paired", "3"]) == 2
-    assert "--paired applies to --run" in capsys.readouterr().err
+    assert "--paired, --paired-bench and --paired-restarts apply to --run" in capsys.readouterr().err
+    assert main(["gate", "--base", "HEAD", "--run", "--paired", "3", "--paired-bench", "("]) == 2
+    assert "--paired-bench" in capsys.readouterr().err
 
 
 def test_the_worker_path_puts_the_commit_overlay_before_the_gates_own():
@@ -217,3 +234,36 @@ def test_the_worker_path_puts_the_commit_overlay_before_the_gates_own():
     assert paired.worker_env({})["PYTHONPATH"] == ""
     assert paired.worker_env({})["OMP_WAIT_POLICY"] == "PASSIVE"  # an idle side's pool must not spin
     assert paired.worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"  # the caller's wins
+
+
+def _policy_config(text, tmp_path, **cli):
+    path = tmp_path / "gate.toml"
+    path.write_text(text)
+    return load_config(str(path), **cli)
+
+
+def test_paired_factor_precedence(tmp_path):
+    from rlperf.gate.config import policy_for
+
+    text = ("[gate]\nfactor = 1.10\npaired_factor = 1.05\n"
+            "[[rule]]\nmatch = 'noisy*'\nfactor = 1.30\n"
+            "[[rule]]\nmatch = 'gpu*'\nfactor = 1.30\npaired_factor = 1.04\n")
+    config = _policy_config(text, tmp_path)
+    assert policy_for(config, "plain", "plain", {}).paired_factor == 1.05  # [gate] paired_factor
+    assert policy_for(config, "noisy", "noisy", {}).paired_factor == 1.30  # a rule's factor marks a noisy point
+    assert policy_for(config, "gpu", "gpu", {}).paired_factor == 1.04  # a rule's own paired_factor wins
+    assert policy_for(_policy_config(text, tmp_path, factor=1.2), "plain", "plain", {}).paired_factor == 1.2
+    assert policy_for(_policy_config("[gate]\nfactor = 1.10\n", tmp_path), "p", "p", {}).paired_factor == 1.10
+
+
+def test_a_paired_point_is_judged_at_the_paired_factor():
+    from rlperf.gate.config import Policy
+    from rlperf.gate.judge import judge_point
+
+    base, head = _point("p", "m.C.time_p", 1.0), _point("p", "m.C.time_p", 1.07)
+    policy = Policy(direction="lower", factor=1.10, tolerance=None, source="", paired_factor=1.05)
+    blocks = [(1.0, 1.07)] * 12
+    paired_finding = judge_point(base, head, policy, {}, 0.002, pass_values=blocks, paired=True)
+    assert paired_finding.status == "regression" and paired_finding.factor == 1.05
+    assert paired_finding.method == "paired-median-of-12"
+    assert judge_point(base, head, policy, {}, 0.002, pass_values=blocks).status == "ok"  # passes: 1.10

@@ -139,3 +139,13 @@ def test_the_gpu_injection_adds_launches_after_the_fused_gather_and_the_null_edi
     null = gate_power.null_edit_gpu(source)
     assert [line for line in null.splitlines() if line not in source.splitlines()] == [
         "        # null change by gate_power.py"]
+
+
+def test_paired_trials_follow_the_worker_pairs_when_the_session_restarted_them():
+    from rlperf.gate import paired
+
+    point = paired.PointPairs(name="p", number=1, pairs=[(1.0, float(i)) for i in range(9)], segments=[2, 3, 1, 3])
+    assert [h for _, h in gate_power.trial_pairs(point, 2, 0).pairs] == [0.0, 1.0, 2.0, 3.0, 4.0]  # pairs 1-2
+    assert [h for _, h in gate_power.trial_pairs(point, 2, 1).pairs] == [5.0, 6.0, 7.0, 8.0]  # pairs 3-4
+    assert [h for _, h in gate_power.trial_pairs(point, 4, 2).pairs] == [5.0]
+    assert len(gate_power.trial_pairs(point, 3, 0).pairs) == 3  # not a multiple: equal runs

@@ -37,6 +37,12 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--paired", type=_number, metavar="SECONDS",
                    help="with --run: then sample every time_ (and sampled track_) point for SECONDS with base and head live in two "
                         "processes, in turn, and judge it on those pairs (default: [gate] paired_seconds; 0: off)")
+    p.add_argument("--paired-bench", metavar="REGEX",
+                   help="with --paired: pair only the points this regex finds (default: [gate] paired_bench, "
+                        "else every pairable point)")
+    p.add_argument("--paired-restarts", type=_integer, metavar="N",
+                   help="with --paired: N fresh pairs of worker processes per point, one after another, "
+                        "SECONDS split between them (default: [gate] paired_restarts, else 1)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
                         "DIR/passes.json, for a judge elsewhere (--passes-from)")
@@ -97,6 +103,8 @@ def _reproduce(args, where) -> str:
                      " --run" if args.run else (" --no-run" if args.run is False else ""),
                      f" --passes {args.passes}" if args.passes else "",
                      f" --paired {args.paired:g}" if args.paired is not None else "",
+                     f" --paired-bench '{args.paired_bench}'" if args.paired_bench else "",
+                     f" --paired-restarts {args.paired_restarts}" if args.paired_restarts else "",
                      f" --passes-from {args.passes_from}" if args.passes_from else "",
                      "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
                      " --allow-host-change" if args.allow_host_change else ""])
@@ -120,8 +128,10 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
-    if args.paired is not None and args.run is not True:
-        raise UsageError("--paired applies to --run (it measures base and head now) only")
+    if (args.paired is not None or args.paired_bench is not None or args.paired_restarts is not None) \
+            and args.run is not True:
+        raise UsageError("--paired, --paired-bench and --paired-restarts apply to --run (it measures base and "
+                         "head now) only")
     if args.keep_passes is not None and (args.run is not True or not args.base):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
     if args.keep_passes is not None and not args.keep_passes.strip():
@@ -137,7 +147,8 @@ def _validate(args):
     for flag in ("out_md", "out_json"):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     check_output_dir(args.keep_passes, "--keep-passes")
-    return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired)
+    return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired,
+                       paired_bench=args.paired_bench, paired_restarts=args.paired_restarts)
 
 
 def _gate(args) -> int:

@@ -5,6 +5,9 @@
     p_threshold = 0.002    # asv's Mann–Whitney threshold (stored-results mode)
     passes = 3             # interleaved base/head passes of `--run` (median of per-pass ratios)
     paired_seconds = 0     # `--run`: seconds of paired sampling per timed point (0: off; gate.paired)
+    paired_bench = "..."   # regex: only the points it finds are paired (default: every pairable one)
+    paired_factor = 1.05   # the factor for points judged on paired samples (default: factor)
+    paired_restarts = 1    # successive fresh pairs of worker processes per point (seconds split)
 
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
@@ -19,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 from rlperf.errors import UsageError
@@ -38,6 +42,7 @@ class Rule:
 
     match: str
     factor: float | None = None
+    paired_factor: float | None = None  # for these points when judged on paired samples
     direction: str | None = None
     tolerance: float | None = None
 
@@ -51,6 +56,9 @@ class GateConfig:
     p_threshold: float = 0.002
     passes: int = 3
     paired_seconds: float = 0.0  # > 0: `--run` judges time_ (and sampled track_) points on paired samples (gate.paired)
+    paired_bench: str | None = None  # regex (re.search on the point's name): which of them are paired
+    paired_factor: float | None = None  # points judged on paired samples (None: factor)
+    paired_restarts: int = 1  # fresh worker pairs per point, one after another
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 
@@ -63,6 +71,7 @@ class Policy:
     factor: float
     tolerance: float | None
     source: str
+    paired_factor: float | None = None  # used instead of factor when the point is judged on paired samples
 
 
 def _is_number(value) -> bool:
@@ -92,10 +101,10 @@ def check_paired_seconds(value, where: str) -> float:
 
 def _rule(raw: dict, index: int, path: str) -> Rule:
     where = f"{path}: rule[{index}]"
-    unknown = set(raw) - {"match", "factor", "direction", "tolerance"}
+    unknown = set(raw) - {"match", "factor", "paired_factor", "direction", "tolerance"}
     if unknown or not isinstance(raw.get("match"), str):
-        raise UsageError(f"{where}: needs a string 'match'; allowed keys: match, factor, direction, "
-                         f"tolerance (got {sorted(raw)})")
+        raise UsageError(f"{where}: needs a string 'match'; allowed keys: match, factor, paired_factor, "
+                         f"direction, tolerance (got {sorted(raw)})")
     direction = raw.get("direction")
     if direction is not None and direction not in DIRECTIONS:
         raise UsageError(f"{where}: direction {direction!r}; valid: {', '.join(DIRECTIONS)}")
@@ -105,11 +114,24 @@ def _rule(raw: dict, index: int, path: str) -> Rule:
     factor = raw.get("factor")
     return Rule(match=raw["match"], direction=direction,
                 tolerance=None if tolerance is None else float(tolerance),
-                factor=None if factor is None else check_factor(factor, where))
+                factor=None if factor is None else check_factor(factor, where),
+                paired_factor=None if raw.get("paired_factor") is None
+                else check_factor(raw["paired_factor"], f"{where} paired_factor"))
+
+
+def check_regex(value, where: str) -> str:
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: expected a regular expression string, got {value!r}")
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise UsageError(f"{where}: {value!r} is not a valid regular expression: {exc}") from None
+    return value
 
 
 def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None,
-                paired_seconds: float | None = None) -> GateConfig:
+                paired_seconds: float | None = None, paired_bench: str | None = None,
+                paired_restarts: int | None = None) -> GateConfig:
     """Read `path` (the default gate.toml may be absent); --factor, --passes and --paired on the CLI win."""
     data: dict = {}
     source = None
@@ -125,10 +147,11 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
             raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
         source = path
     gate = data.get("gate", {})
-    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds"}
+    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds", "paired_bench",
+                                                                 "paired_factor", "paired_restarts"}
     if unknown:
         raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
-                         "passes, paired_seconds; [[rule]]")
+                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts; [[rule]]")
     p_threshold = gate.get("p_threshold", 0.002)
     if not _is_number(p_threshold) or not 0 < p_threshold < 1:
         raise UsageError(f"{path}: p_threshold must be a number in (0, 1), got {p_threshold!r}")
@@ -140,6 +163,13 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         else check_passes(gate.get("passes", 3), f"{path}: [gate]"),
         paired_seconds=check_paired_seconds(paired_seconds, "--paired") if paired_seconds is not None
         else check_paired_seconds(gate.get("paired_seconds", 0.0), f"{path}: [gate]"),
+        # --factor on the CLI is the one factor of that run: it replaces paired_factor too
+        paired_factor=None if factor is not None or gate.get("paired_factor") is None
+        else check_factor(gate["paired_factor"], f"{path}: [gate] paired_factor"),
+        paired_restarts=check_passes(paired_restarts, "--paired-restarts") if paired_restarts is not None
+        else check_passes(gate.get("paired_restarts", 1), f"{path}: [gate] paired_restarts"),
+        paired_bench=check_regex(paired_bench, "--paired-bench") if paired_bench is not None
+        else (None if "paired_bench" not in gate else check_regex(gate["paired_bench"], f"{path}: [gate] paired_bench")),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
         source=source,
     )
@@ -165,10 +195,14 @@ def _tolerance_for(tolerance, key: str, params: tuple[str, ...]):
 
 def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                params: tuple[str, ...] = ()) -> Policy:
-    """Direction, factor and tolerance for one point: benchmark attributes > config rules > defaults."""
+    """Direction, factor and tolerance for one point: benchmark attributes > config rules > defaults.
+
+    For paired samples: a rule's paired_factor, else a rule's factor (a rule marks a noisier
+    benchmark), else [gate] paired_factor, else the factor."""
     meta = bench_meta or {}
     rules = [r for r in config.rules if r.applies(key, name)]
     factor, factor_src = _first(rules, "factor")
+    paired, paired_src = _first(rules, "paired_factor")
     direction, tolerance, src = meta.get("direction"), meta.get("tolerance"), "benchmark"
     if direction is None and tolerance is None:
         (direction, dir_src), (tolerance, tol_src) = _first(rules, "direction"), _first(rules, "tolerance")
@@ -179,10 +213,12 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
     direction = direction or "lower"
     if direction not in DIRECTIONS or (direction == "tolerance" and tolerance is None):
         raise UsageError(f"{key}: direction {direction!r} needs one of {DIRECTIONS} (tolerance needs a value)")
-    sources = [f"direction: {src}"] + ([f"factor: rule {factor_src}"] if factor_src else [])
+    sources = ([f"direction: {src}"] + ([f"factor: rule {factor_src}"] if factor_src else [])
+               + ([f"paired factor: rule {paired_src}"] if paired_src else []))
     return Policy(direction=direction, factor=factor or config.factor,
-                  tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources))
+                  tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources),
+                  paired_factor=paired or factor or config.paired_factor or config.factor)
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_paired_seconds", "check_passes", "load_config",
-           "policy_for"]
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_paired_seconds", "check_passes",
+           "check_regex", "load_config", "policy_for"]

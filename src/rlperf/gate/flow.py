@@ -87,7 +87,8 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
         verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ or sampled track_ point (base and head "
                          "live in two processes, sampled in turn), median of per-block ratios")
     passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep,
-                                 paired_seconds=config.paired_seconds)
+                                 paired_seconds=config.paired_seconds, paired_bench=config.paired_bench,
+                                 paired_restarts=config.paired_restarts)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
     return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
 
@@ -146,7 +147,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
                       config=config.source, accepted=tuple(accept_changed))
     try:
         verdict.base, verdict.head = resolve(where.repo, base_ref), resolve(where.repo, head_ref)
-        values, passes, notes = None, None, []
+        values, paired_keys, passes, notes = None, frozenset(), None, []
         if run or passes_from:
             try:
                 base, head, passes, notes = (_kept(where, verdict, passes_from, allow_host_change) if passes_from
@@ -172,12 +173,12 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
             raise InfrastructureError("no environment of head has the Python identity of base's ("
                                       + describe_identity_mismatch(base.envs, head.envs) + ")")
         if passes is not None:
-            values = paired_values(pass_values(passes.runs, env_map), passes.paired, passes.paired_block)
+            values, paired_keys = paired_values(pass_values(passes.runs, env_map), passes.paired, passes.paired_block)
         base_pts, head_pts = select(base.points, bench), select(head.points, bench)
         if not (base_pts or head_pts):
             raise InfrastructureError(f"--bench {where.bench!r} selects none of the stored points")
         findings = judge(base_pts, head_pts, config, load_benchmark_meta(where.results_dir), env_map=env_map,
-                         accept_changed=accept_changed, pass_values=values)
+                         accept_changed=accept_changed, pass_values=values, paired_keys=paired_keys)
         not_measured = sum(1 for f in findings if f.status == "not-measured")
         verdict.findings = findings
         verdict.notes = notes + _notes(base, head, env_map, findings, not_measured)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import tempfile
 
@@ -53,17 +54,19 @@ def pass_values(runs, env_map: dict[str, str]) -> dict[tuple[str, str], list]:
     return out
 
 
-def paired_values(values: dict, paired: dict | None, block: int) -> dict:
-    """pass_values with each paired point's blocks (median base, median head) in place of its passes."""
+def paired_values(values: dict, paired: dict | None, block: int) -> tuple[dict, frozenset]:
+    """pass_values with each paired point's blocks (median base, median head) in place of its passes,
+    and the keys so replaced."""
     if not paired:
-        return values
-    out = dict(values)
+        return values, frozenset()
+    out, keys = dict(values), set()
     for env, name in values:
         got = paired.get(name)
         blocks = got.blocks(block) if got is not None else []
         if blocks:
             out[(env, name)] = blocks
-    return out
+            keys.add((env, name))
+    return out, frozenset(keys)
 
 
 def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str | None) -> None:
@@ -91,11 +94,12 @@ def pairable(base: CommitResults, head: CommitResults) -> list[str]:
     return sorted({name for (_, name), p in base.points.items() if ok(p) and name in measured})
 
 
-def _sample_pairs(commits: dict, names: list[str], seconds: float, scratch: str, echo) -> tuple[dict, str]:
+def _sample_pairs(commits: dict, names: list[str], seconds: float, restarts: int, scratch: str,
+                  echo) -> tuple[dict, str]:
     """Pair-sample each point (gate.paired); returns (name -> PointPairs, the paired.json written)."""
     from rlperf.gate import paired
 
-    spec = paired.PairedSpec(seconds=seconds)
+    spec = paired.PairedSpec(seconds=seconds, restarts=restarts)
     sides = {side: (paired.bench_dir_of(c.worktree), c.env, c.worktree) for side, c in commits.items()}
     out = {}
     for index, name in enumerate(names):
@@ -111,7 +115,8 @@ def _sample_pairs(commits: dict, names: list[str], seconds: float, scratch: str,
 
 
 def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, keep: str | None = None,
-                        paired_seconds: float = 0.0) -> Passes:
+                        paired_seconds: float = 0.0, paired_bench: str | None = None,
+                        paired_restarts: int = 1) -> Passes:
     """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit.
 
     keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
@@ -139,7 +144,8 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                 runs.append((load_commit(pass_dir, where.machine, base_sha),
                              load_commit(pass_dir, where.machine, head_sha)))
             if paired_seconds > 0:
-                pairs, paired_file = _sample_pairs(commits, pairable(*runs[-1]), paired_seconds, scratch, echo)
+                names = [n for n in pairable(*runs[-1]) if paired_bench is None or re.search(paired_bench, n)]
+                pairs, paired_file = _sample_pairs(commits, names, paired_seconds, paired_restarts, scratch, echo)
             _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
             store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
             if keep:

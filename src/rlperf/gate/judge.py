@@ -90,7 +90,7 @@ def _ratios_detail(ratios: list[float]) -> str:
 
 
 def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_threshold: float, *,
-                accept_changed=(), pass_values=None) -> Finding:
+                accept_changed=(), pass_values=None, paired: bool = False) -> Finding:
     """Classify one point (see Finding.status); the policy supplies direction, factor and tolerance.
 
     `pass_values` [(base, head), ...] from interleaved passes replaces the significance test: the
@@ -121,11 +121,14 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
         return finding("new", detail="no measurement on base")
 
     passes = _median_of_passes(policy.direction, pass_values) if pass_values is not None else None
+    factor = policy.factor
     if passes is not None:
         base_value, head_value, ratio, ratios = passes
-        significant, method = True, f"median-of-{len(ratios)}"
+        significant, method = True, f"{'paired-' if paired else ''}median-of-{len(ratios)}"
         detail = _ratios_detail(ratios)
-        common.update(base=base_value, head=head_value)
+        if paired and policy.paired_factor is not None:
+            factor = policy.paired_factor
+        common.update(base=base_value, head=head_value, factor=factor)
     else:
         ratio = _worse_ratio(policy.direction, base.value, head.value)
         sig = assess(base.samples, head.samples, base.stats, head.stats, p_threshold)
@@ -138,9 +141,9 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
                                   "pass --accept-changed NAME to accept the new baseline")
         return finding("changed-accepted", ratio=ratio, method=method,
                        detail=f"benchmark code changed, accepted by --accept-changed {pattern!r}")
-    if ratio > policy.factor:
+    if ratio > factor:
         status = "regression" if significant else "noise"
-    elif ratio < 1 / policy.factor and significant:
+    elif ratio < 1 / factor and significant:
         status = "improved"
     else:
         status = "ok"
@@ -148,11 +151,13 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
 
 
 def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict], *,
-          env_map: dict[str, str] | None = None, accept_changed=(), pass_values=None) -> list[Finding]:
+          env_map: dict[str, str] | None = None, accept_changed=(), pass_values=None,
+          paired_keys=frozenset()) -> list[Finding]:
     """Findings for every point of base ∪ head, keyed as load_points() keys them.
 
     env_map (base env -> head env, see results.pair_envs) defaults to pairing equal names;
-    pass_values maps a base-side key (env, name) to its interleaved [(base, head), ...]."""
+    pass_values maps a base-side key (env, name) to its interleaved [(base, head), ...]; for the keys
+    in paired_keys those are blocks of paired samples, judged at the policy's paired factor."""
     if env_map is None:
         env_map = {e: e for e, _ in base}
     head_env_of = {v: k for k, v in env_map.items()}
@@ -171,7 +176,8 @@ def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict
         meta = bench_meta.get(point.key, {})
         policy = policy_for(config, point.key, name, meta, point.params)
         f = judge_point(b, h, policy, meta, config.p_threshold, accept_changed=accept_changed,
-                        pass_values=None if pass_values is None else pass_values.get((env, name), []))
+                        pass_values=None if pass_values is None else pass_values.get((env, name), []),
+                        paired=(env, name) in paired_keys)
         findings.append(Finding(**{**f.__dict__, "name": f"{env}: {name}" if multi_env else name}))
     return findings
 

@@ -41,7 +41,8 @@ class PairedSpec:
     seconds: float  # sampling time per point, both sides together
     block: int = 5  # pairs per block (one judged ratio)
     sample_time: float = 0.01  # each sample is at least this long (asv's default sample_time)
-    warmup_pairs: int = 2  # discarded
+    warmup_pairs: int = 2  # discarded, per pair of workers
+    restarts: int = 1  # successive fresh pairs of workers per point (a process pair's own bias averages out)
     timeout: float = 600.0  # a worker's setup (a cold Numba compile) may take this long
 
 
@@ -53,6 +54,7 @@ class PointPairs:
     number: int = 0
     pairs: list[tuple[float, float]] = field(default_factory=list)  # (base, head), base sampled first
     kind: str = "time"  # time: seconds of `number` calls; track: the value one call returned
+    segments: list[int] = field(default_factory=list)  # pairs from each successive pair of workers
     skipped: str | None = None
     error: str | None = None
 
@@ -67,11 +69,13 @@ class PointPairs:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "number": self.number, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
+                "segments": self.segments,
                 "skipped": self.skipped, "error": self.error}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "PointPairs":
         return cls(name=doc["name"], number=int(doc["number"]), kind=doc.get("kind", "time"),
+                   segments=[int(n) for n in doc.get("segments", [])],
                    pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
                    skipped=doc.get("skipped"), error=doc.get("error"))
 
@@ -147,10 +151,9 @@ def _seconds(answer: str) -> float:
     return value
 
 
-def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNULL) -> PointPairs:
-    """Pair-sample one point. sides: {"base"|"head": (bench_dir, env, cwd)}; never raises for the point's
-    own failures (they land in PointPairs.skipped / .error)."""
-    out = PointPairs(name=name)
+def _segment(name: str, sides: dict, spec: PairedSpec, seconds: float, out: PointPairs, log) -> bool:
+    """One fresh pair of workers sampled for `seconds`, pairs appended to `out`; False when the point
+    is skipped or failed (the reason is in `out`)."""
     workers: dict[str, _Worker] = {}
     try:
         for side in SIDES:
@@ -161,31 +164,46 @@ def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNUL
             answer, _, rest = workers[side].read(spec.timeout).partition(" ")
             if answer == "skip":
                 out.skipped = f"{side}: {rest}"
-                return out
+                return False
             if answer != "ready":
                 out.error = f"{side}: {rest if answer == 'error' else answer + ' ' + rest}"
-                return out
-            out.kind, _, seconds = rest.partition(" ")
-            calls[side] = _seconds(seconds)
+                return False
+            out.kind, _, call = rest.partition(" ")
+            calls[side] = _seconds(call)
         slowest, least = max(calls.values()), spec.warmup_pairs + spec.block
-        if 2 * least * slowest > spec.seconds:
-            out.skipped = (f"one call takes {slowest:.3g} s: {least} pairs do not fit in {spec.seconds:g} s "
+        if 2 * least * slowest > seconds:
+            out.skipped = (f"one call takes {slowest:.3g} s: {least} pairs do not fit in {seconds:g} s "
                            "(its passes judge it)")
-            return out
-        out.number = 1 if out.kind == "track" else max(_number(calls[side], spec.sample_time) for side in SIDES)
+            return False
+        if not out.number:  # fixed by the first pair of workers, so every segment's samples compare
+            out.number = 1 if out.kind == "track" else max(_number(c, spec.sample_time) for c in calls.values())
         for side in SIDES:
             workers[side].ask(f"number {out.number}", spec.timeout)
-        start, index = time.perf_counter(), 0
-        while time.perf_counter() - start < spec.seconds or index < spec.warmup_pairs + spec.block:
+        start, index, before = time.perf_counter(), 0, len(out.pairs)
+        while time.perf_counter() - start < seconds or index < least:
             got = {side: _seconds(workers[side].ask("sample", spec.timeout)) for side in SIDES}
             if index >= spec.warmup_pairs:
                 out.pairs.append((got["base"], got["head"]))
             index += 1
+        out.segments.append(len(out.pairs) - before)
+        return True
     except WorkerError as exc:
         out.error = str(exc)
+        return False
     finally:
         for worker in workers.values():
             worker.close()
+
+
+def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNULL) -> PointPairs:
+    """Pair-sample one point with `spec.restarts` successive fresh pairs of workers (seconds split
+    evenly). sides: {"base"|"head": (bench_dir, env, cwd)}; never raises for the point's own failures
+    (they land in PointPairs.skipped / .error, and the pairs gathered so far are dropped)."""
+    out = PointPairs(name=name)
+    for _ in range(spec.restarts):
+        if not _segment(name, sides, spec, spec.seconds / spec.restarts, out, log):
+            out.pairs, out.segments = [], []
+            break
     return out
 
 
