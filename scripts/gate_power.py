@@ -371,14 +371,17 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
     return trials
 
 
-def _trial_seconds(session: dict, args) -> float:
+def _trial_seconds(session: dict, args) -> float | None:
     """What one paired gate run would take: the session's fixed part (worktrees, one asv pass per side)
-    plus T seconds of pairs per paired point; the session sampled N*T per point."""
+    plus one trial's share of each point's paired wall time (start-ups included); None when the kept
+    pairs carry no wall time (sessions before gate.paired recorded it)."""
     from rlperf.gate import paired
 
     _, points, _ = paired.load(os.path.join(session["dir"], "passes", "paired.json"))
-    sampling = args.paired_seconds * args.trials_per_block * len(points)
-    return max(session["seconds"] - sampling, 0.0) + args.paired_seconds * len(points)
+    walls = [p.wall for p in points]
+    if not all(walls):
+        return None
+    return max(session["seconds"] - sum(walls), 0.0) + sum(walls) / args.trials_per_block
 
 
 def per_pass_ratios(sessions: list[dict], ratios_of: list[dict]) -> dict:
@@ -448,7 +451,8 @@ def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]
                                      "wilson95": wilson(runs_alarmed, len(mine))},
             "cv_of_base_medians": {k: v for k, v in sorted(cvs.items())},
             "samples_per_point": sorted({s for t in mine for s in t["samples"]}),
-            "seconds_per_gate_run": statistics.median(t["seconds"] for t in mine) if mine else None,
+            "seconds_per_gate_run": (statistics.median(t["seconds"] for t in mine)
+                                     if mine and all(t["seconds"] is not None for t in mine) else None),
         })
     return rows
 

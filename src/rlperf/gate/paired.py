@@ -6,7 +6,7 @@ carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 % (do
 Detection power). Two samples taken back to back see the same machine, so their ratio cancels the
 drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
 the other side: an ABBA order makes every first-of-pair sample a repeat of the same process, with warm
-caches, and every second one a switch, which on the 2-vCPU box read 5 % apart. Each point gets its own
+caches, and every second one a switch (docs/gate.md, Paired sampling). Each point gets its own
 pair of fresh worker processes (gate.paired_worker).
 
 A `track_` point that carries samples (asv's {"samples": [...]}, e.g. the replay suite's CUDA-event
@@ -55,6 +55,7 @@ class PointPairs:
     pairs: list[tuple[float, float]] = field(default_factory=list)  # (base, head), base sampled first
     kind: str = "time"  # time: seconds of `number` calls; track: the value one call returned
     segments: list[int] = field(default_factory=list)  # pairs from each successive pair of workers
+    wall: float = 0.0  # seconds the point took, worker start-ups included
     skipped: str | None = None
     error: str | None = None
 
@@ -69,13 +70,13 @@ class PointPairs:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "number": self.number, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
-                "segments": self.segments,
+                "segments": self.segments, "wall": self.wall,
                 "skipped": self.skipped, "error": self.error}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "PointPairs":
         return cls(name=doc["name"], number=int(doc["number"]), kind=doc.get("kind", "time"),
-                   segments=[int(n) for n in doc.get("segments", [])],
+                   segments=[int(n) for n in doc.get("segments", [])], wall=float(doc.get("wall", 0.0)),
                    pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
                    skipped=doc.get("skipped"), error=doc.get("error"))
 
@@ -199,11 +200,12 @@ def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNUL
     """Pair-sample one point with `spec.restarts` successive fresh pairs of workers (seconds split
     evenly). sides: {"base"|"head": (bench_dir, env, cwd)}; never raises for the point's own failures
     (they land in PointPairs.skipped / .error, and the pairs gathered so far are dropped)."""
-    out = PointPairs(name=name)
+    out, start = PointPairs(name=name), time.perf_counter()
     for _ in range(spec.restarts):
         if not _segment(name, sides, spec, spec.seconds / spec.restarts, out, log):
             out.pairs, out.segments = [], []
             break
+    out.wall = time.perf_counter() - start
     return out
 
 
