@@ -86,9 +86,13 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
     if config.paired_seconds > 0:
         verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ or sampled track_ point (base and head "
                          "live in two processes, sampled in turn), median of per-block ratios")
+    spec = None
+    if config.paired_seconds > 0:
+        from rlperf.gate.paired import PairedSpec
+
+        spec = PairedSpec(seconds=config.paired_seconds, restarts=config.paired_restarts)
     passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep,
-                                 paired_seconds=config.paired_seconds, paired_bench=config.paired_bench,
-                                 paired_restarts=config.paired_restarts)
+                                 paired=spec, paired_bench=config.paired_bench)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
     return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
 

@@ -94,12 +94,11 @@ def pairable(base: CommitResults, head: CommitResults) -> list[str]:
     return sorted({name for (_, name), p in base.points.items() if ok(p) and name in measured})
 
 
-def _sample_pairs(commits: dict, names: list[str], seconds: float, restarts: int, scratch: str,
-                  echo) -> tuple[dict, str]:
-    """Pair-sample each point (gate.paired); returns (name -> PointPairs, the paired.json written)."""
+def _sample_pairs(commits: dict, names: list[str], spec, scratch: str, echo) -> tuple[dict, str]:
+    """Pair-sample each point under `spec` (gate.paired.PairedSpec); returns (name -> PointPairs, the
+    paired.json written)."""
     from rlperf.gate import paired
 
-    spec = paired.PairedSpec(seconds=seconds, restarts=restarts)
     sides = {side: (paired.bench_dir_of(c.worktree), c.env, c.worktree) for side, c in commits.items()}
     out = {}
     for index, name in enumerate(names):
@@ -115,10 +114,11 @@ def _sample_pairs(commits: dict, names: list[str], seconds: float, restarts: int
 
 
 def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, keep: str | None = None,
-                        paired_seconds: float = 0.0, paired_bench: str | None = None,
-                        paired_restarts: int = 1) -> Passes:
+                        paired=None, paired_bench: str | None = None) -> Passes:
     """Run k interleaved passes (see module docstring); SuiteImportError propagates with its commit.
 
+    paired: a gate.paired.PairedSpec, to pair-sample the pairable points (those paired_bench finds)
+    after the passes; None: passes only.
     keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
     or, when a suite does not import, a passes.json naming that commit."""
     from rlperf.asvtools.fingerprint import fingerprint
@@ -143,9 +143,9 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                         shutil.copy2(os.path.join(pass_dir, "benchmarks.json"), head_meta)
                 runs.append((load_commit(pass_dir, where.machine, base_sha),
                              load_commit(pass_dir, where.machine, head_sha)))
-            if paired_seconds > 0:
+            if paired is not None:
                 names = [n for n in pairable(*runs[-1]) if paired_bench is None or re.search(paired_bench, n)]
-                pairs, paired_file = _sample_pairs(commits, names, paired_seconds, paired_restarts, scratch, echo)
+                pairs, paired_file = _sample_pairs(commits, names, paired, scratch, echo)
             _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
             store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
             if keep:
@@ -158,7 +158,8 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Passes(runs=tuple(runs), order=tuple(orders), paired=pairs)
+    return Passes(runs=tuple(runs), order=tuple(orders), paired=pairs,
+                  paired_block=paired.block if paired is not None else 0)
 
 
 __all__ = ["Passes", "measure_interleaved", "order_of", "pairable", "pass_values", "paired_values", "representative"]

@@ -27,10 +27,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rlperf.gate import paired_worker
 
-WORKER_SOURCE = open(paired_worker.__file__, encoding="utf-8").read()
+WORKER_SOURCE = Path(paired_worker.__file__).read_text(encoding="utf-8")
 SIDES = ("base", "head")
 
 
@@ -92,11 +93,11 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER_SOURCE, bench_dir, point], cwd=cwd, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
                                      bufsize=1)
+        self.selector = selectors.DefaultSelector()  # one per worker: read() runs once per sample
+        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
 
     def read(self, timeout: float) -> str:
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
+        if not self.selector.select(timeout):
             raise WorkerError(f"no answer within {timeout:g} s")
         line = self.proc.stdout.readline()
         if not line:
@@ -119,6 +120,9 @@ class _Worker:
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
             self.proc.wait()
+        finally:
+            self.selector.close()
+            self.proc.stdout.close()
 
 
 # Between its samples a worker waits for the other's; an OpenMP pool spinning meanwhile (libgomp and

@@ -40,7 +40,7 @@ class Passes:
     fingerprint: dict | None = None  # the measuring session's host fingerprint (kept passes only)
     import_failure: tuple[str, str] | None = None  # (sha, message): a suite that did not import (kept passes)
     paired: dict | None = None  # point name -> gate.paired.PointPairs, when --run sampled pairs
-    paired_block: int = 5  # pairs per judged block (gate.paired.PairedSpec.block)
+    paired_block: int = 0  # pairs per judged block: the sampling spec's block, whenever `paired` is set
 
 
 def pass_folder(index: int) -> str:
@@ -140,7 +140,7 @@ def _paired(folder: str):
 
     path = os.path.join(folder, PAIRED)
     if not os.path.exists(path):
-        return None, Passes.paired_block
+        return None, 0
     try:
         spec, points, _ = pairing.load(path)
     except (OSError, ValueError, KeyError, TypeError) as exc:
