@@ -176,8 +176,10 @@ TARGETS = {  # what --target edits: (file, inject, null edit, default --bench, d
 
 
 def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
-              fixed_steps: list[int] | None = None, target: str = "walk") -> tuple[list[dict], dict]:
-    """The null arm and one arm per size, committed in the clone; steps calibrated unless dry_run or fixed.
+              fixed_steps: list[int] | None = None, target: str = "walk",
+              null: bool = True) -> tuple[list[dict], dict]:
+    """The null arm (unless `null` is False) and one arm per size, committed in the clone; steps
+    calibrated unless dry_run or fixed.
 
     Calibration times each commit in its own process; on a box whose speed moves between processes
     (the 2-vCPU box once timed 8 chained steps faster than none) it misleads, so `--steps` pins the
@@ -199,7 +201,7 @@ def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
         steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
                           probe_steps)
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
-             "sha": _commit(clone, base, null_fn(source), "[gate-power arm] null change", path)}]
+             "sha": _commit(clone, base, null_fn(source), "[gate-power arm] null change", path)}] if null else []
     for size in sizes:
         arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
                      "sha": _commit(clone, base, inject_fn(source, steps[size]), f"[gate-power arm] +{size:.0%}",
@@ -577,6 +579,9 @@ def parse_args(argv):
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-md", required=True)
     p.add_argument("--dry-run", action="store_true", help="make the clone and commits, print the plan, no runs")
+    p.add_argument("--no-null", action="store_true",
+                   help="injected arms only (detection at more sizes, when a run's null arm already measured "
+                        "false alarms)")
     p.add_argument("--blocks", type=int, default=0,
                    help="block design: this many gate sessions per arm, each cut into trials (default 0: one gate run per trial)")
     p.add_argument("--passes-per-block", type=int, default=30, help="kept passes per session (default 30)")
@@ -662,7 +667,7 @@ def main(argv=None) -> int:
             _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
             base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
             arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps,
-                                          args.target)
+                                          args.target, null=not args.no_null)
         command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
         doc = {"schema": "rlperf.gate-power/1", "command": command,
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,

@@ -77,6 +77,15 @@ def test_dry_run_commits_the_arms_in_a_clone_and_measures_nothing(tmp_path):
     assert branches == ""  # the commits live in the throw-away clone only
 
 
+def test_no_null_plans_only_the_injected_arms(tmp_path):
+    out = tmp_path / "power.json"
+    code = gate_power.main(["--repo", str(ROOT), "--dry-run", "--no-null", "--sizes", "0.05,0.2", "--steps", "3,10",
+                            "--out-json", str(out), "--out-md", str(tmp_path / "power.md")])
+    assert code == 0
+    plan = json.loads(out.read_text())["plan"]
+    assert [(a["arm"], a["steps"]) for a in plan] == [("inject-5%", 3), ("inject-20%", 10)]
+
+
 @pytest.mark.parametrize("argv", [["--sizes", "x"], ["--trials", "0"], ["--bench", "("]])
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
