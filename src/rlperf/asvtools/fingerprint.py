@@ -151,4 +151,17 @@ def load(results_dir: str, machine: str, sha: str) -> dict | None:
     return doc
 
 
-__all__ = ["FOLDER", "SCHEMA", "fingerprint", "load", "measured_facts", "sidecar_path", "static_facts", "store"]
+def newest(results_dir: str, machine: str) -> dict | None:
+    """The most recently measured fingerprint stored under `machine` (None when there is none): the host
+    the machine's history was last measured on."""
+    folder = os.path.join(results_dir, machine, FOLDER)
+    docs = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.endswith(SUFFIX):
+            doc = load(results_dir, machine, name[:-len(SUFFIX)])
+            docs.append((str(doc.get("measured_at", "")), name, doc))
+    return max(docs)[2] if docs else None
+
+
+__all__ = ["FOLDER", "SCHEMA", "fingerprint", "load", "measured_facts", "newest", "sidecar_path", "static_facts",
+           "store"]

@@ -162,7 +162,7 @@ def _gate(args) -> int:
     echo = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - asv's progress goes to stderr
 
     if args.backfill:
-        code, messages = backfill(where, args.backfill, echo=echo)
+        code, messages = backfill(where, args.backfill, echo=echo, allow_host_change=args.allow_host_change)
         print("\n".join(messages))
         return int(code)
     if args.bisect:

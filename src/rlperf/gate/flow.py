@@ -232,13 +232,36 @@ def backfill_commits(where: Where, spec: str) -> list[str]:
     return new[::-1]
 
 
-def backfill(where: Where, spec: str, echo=print) -> tuple[GateExit, list[str]]:
-    """Benchmark every commit of `spec` that has no results yet; returns (exit code, messages)."""
+def history_host_change(where: Where) -> list[str]:
+    """This host's static facts against those of the newest fingerprint stored under the machine name:
+    one series must hold one host, or its graph draws a step no commit made. [] when they agree or
+    the history has no fingerprint yet."""
+    from rlperf.asvtools.fingerprint import newest, static_facts
+
+    stored = (newest(where.results_dir, where.machine) or {}).get("static")
+    if not stored:
+        return []
+    here = static_facts()
+    return [f"{k}: history {stored.get(k)!r}, this host {here.get(k)!r}" for k in sorted(set(stored) | set(here))
+            if stored.get(k) != here.get(k)]
+
+
+def backfill(where: Where, spec: str, echo=print, allow_host_change: bool = False) -> tuple[GateExit, list[str]]:
+    """Benchmark every commit of `spec` that has no results yet; returns (exit code, messages).
+    Refuses (5) before measuring when this host is not the one the machine's history was measured on."""
     messages, codes = [], []
     try:
         commits = backfill_commits(where, spec)
+        changed = history_host_change(where) if commits else []
     except InfrastructureError as exc:
         return GateExit.INFRASTRUCTURE, [str(exc)]
+    if changed and not allow_host_change:
+        return GateExit.INFRASTRUCTURE, [
+            f"this host is not the one the history of machine {where.machine!r} was last measured on: "
+            f"{'; '.join(changed)}. Start a series for it with --machine NEW-NAME (and `rlperf machine --write "
+            "--name NEW-NAME`), or pass --allow-host-change to append anyway (the graph will show the step)"]
+    if changed:
+        messages.append(f"HOST CHANGED, appended anyway (--allow-host-change): {'; '.join(changed)}")
     for sha in commits:
         if has_results(where.results_dir, where.machine, sha):
             messages.append(f"{sha[:12]}: already stored")
@@ -258,4 +281,4 @@ def backfill(where: Where, spec: str, echo=print) -> tuple[GateExit, list[str]]:
     return worst(codes), messages
 
 
-__all__ = ["Where", "backfill", "backfill_commits", "gate", "stored_commits"]
+__all__ = ["Where", "backfill", "backfill_commits", "gate", "history_host_change", "stored_commits"]

@@ -1,0 +1,57 @@
+"""A machine's history holds one host: --backfill refuses (5) before measuring on a host whose static
+fingerprint differs from the newest stored one (on 2026-12-02 the 2-vCPU box came back as a Zen 5 host
+under the same asv strings, only the CPU flags hash differing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlperf.asvtools import fingerprint
+from rlperf.gate import flow
+from rlperf.gate.exitcodes import GateExit
+
+SHA = "a" * 40
+
+
+def _store(results, sha: str, static: dict, at: str) -> None:
+    fingerprint.store(str(results), "box", sha, {"schema": fingerprint.SCHEMA, "static": static, "measured": {},
+                                                 "measured_at": at})
+
+
+@pytest.fixture
+def where(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(flow, "backfill_commits", lambda where, spec: [SHA])
+    monkeypatch.setattr(flow, "_run", lambda where, sha, echo: ran.append(sha) or 0)
+    return flow.Where(repo=str(tmp_path), results_dir=str(tmp_path / "results"), machine="box",
+                      conf=str(tmp_path / "asv.conf.json")), ran
+
+
+def test_a_history_from_another_host_is_refused_before_anything_is_measured(where):
+    w, ran = where
+    here = fingerprint.static_facts()
+    _store(w.results_dir, "b" * 40, {**here, "cpu_flags_sha256": "0" * 16}, "2026-12-02T05:00:00Z")
+    code, messages = flow.backfill(w, "NEW:main")
+    assert code == GateExit.INFRASTRUCTURE and ran == []
+    assert "cpu_flags_sha256" in messages[0] and "--machine NEW-NAME" in messages[0]
+    assert "--allow-host-change" in messages[0] and "kernel" not in messages[0]  # only what differs
+
+
+def test_allow_host_change_appends_and_says_so(where):
+    w, ran = where
+    _store(w.results_dir, "b" * 40, {**fingerprint.static_facts(), "num_cpu": 999}, "2026-12-02T05:00:00Z")
+    code, messages = flow.backfill(w, "NEW:main", allow_host_change=True)
+    assert code == GateExit.OK and ran == [SHA] and messages[0].startswith("HOST CHANGED")
+
+
+def test_the_newest_fingerprint_is_the_history_host(where):
+    w, ran = where
+    here = fingerprint.static_facts()
+    _store(w.results_dir, "c" * 40, {**here, "cpu": "old host"}, "2026-11-01T00:00:00Z")
+    _store(w.results_dir, "b" * 40, here, "2026-12-02T00:00:00Z")
+    assert flow.backfill(w, "NEW:main")[0] == GateExit.OK and ran == [SHA]
+
+
+def test_a_history_without_fingerprints_is_not_refused(where):
+    w, ran = where
+    assert flow.history_host_change(w) == [] and flow.backfill(w, "A..B")[0] == GateExit.OK and ran == [SHA]
