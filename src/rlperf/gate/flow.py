@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
-from rlperf.gate.host import compare_hosts
+from rlperf.gate.host import compare_hosts, differing
 from rlperf.gate.interleave import measure_interleaved, paired_values, pass_values, representative
 from rlperf.gate.judge import judge
 from rlperf.gate.report import Verdict
@@ -241,9 +241,7 @@ def history_host_change(where: Where) -> list[str]:
     stored = (newest(where.results_dir, where.machine) or {}).get("static")
     if not stored:
         return []
-    here = static_facts()
-    return [f"{k}: history {stored.get(k)!r}, this host {here.get(k)!r}" for k in sorted(set(stored) | set(here))
-            if stored.get(k) != here.get(k)]
+    return differing(stored, static_facts(), "history", "this host")
 
 
 def backfill(where: Where, spec: str, echo=print, allow_host_change: bool = False) -> tuple[GateExit, list[str]]:

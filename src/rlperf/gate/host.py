@@ -35,6 +35,12 @@ def _host_params(envs: dict[str, dict]) -> dict[str, str]:
     return merged
 
 
+def differing(a: dict, b: dict, a_name: str = "base", b_name: str = "head", prefix: str = "") -> list[str]:
+    """One line per key whose value differs between two sets of facts (a key missing on one side differs)."""
+    return [f"{prefix}{k}: {a_name} {a.get(k)!r}, {b_name} {b.get(k)!r}" for k in sorted(set(a) | set(b))
+            if a.get(k) != b.get(k)]
+
+
 def _spread(q: dict) -> float:
     return (q["max"] - q["min"]) / q["median"] if q.get("median") else 0.0
 
@@ -56,14 +62,12 @@ def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
                   base_fp: dict | None, head_fp: dict | None) -> HostCheck:
     """Static host params from the results, then the fingerprints when both commits have one."""
     bp, hp = _host_params(base_envs), _host_params(head_envs)
-    diffs = [f"{k}: base {bp.get(k)!r}, head {hp.get(k)!r}" for k in sorted(set(bp) | set(hp))
-             if bp.get(k) != hp.get(k)]
+    diffs = differing(bp, hp)
     compared = "asv host params"
     if base_fp and head_fp:
         compared += " + fingerprints"
         bs, hs = base_fp.get("static", {}), head_fp.get("static", {})
-        diffs += [f"fingerprint {k}: base {bs.get(k)!r}, head {hs.get(k)!r}" for k in sorted(set(bs) | set(hs))
-                  if bs.get(k) != hs.get(k)]
+        diffs += differing(bs, hs, prefix="fingerprint ")
         warnings = _measured_differences(base_fp.get("measured", {}), head_fp.get("measured", {}))
     else:
         warnings = []
@@ -72,4 +76,4 @@ def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
     return HostCheck(same=not diffs, differences=tuple(diffs), compared=compared, warnings=tuple(warnings))
 
 
-__all__ = ["MIN_BAND", "HostCheck", "compare_hosts"]
+__all__ = ["MIN_BAND", "HostCheck", "compare_hosts", "differing"]
