@@ -4,7 +4,8 @@ In a throw-away clone of the repository, on top of BASE (default HEAD):
   - one commit per size (default 5 %, 10 %, 20 %) injects a chain of dependent sqrt into every env of
     the g1_walk_flat kernel, multiplied into a reward term as `1 + chain * 0.0` (parity held: the
     kernel's fastmath leaves out nnan/ninf, so LLVM cannot drop it); the chain length is calibrated
-    from the kernel's own time at the injected point (nominal size; the achieved one is reported);
+    on this host, every candidate length timed in one process call by call (gate_power_steps.py;
+    nominal size, the achieved one is reported);
   - a null commit edits a comment of the same kernel (nothing measurable changes).
 Each trial runs the gate on every arm with a fresh results folder, so base and head are measured
 afresh, interleaved, every time. Reported per arm: detection rate (the injected points flagged as
@@ -73,15 +74,6 @@ GPU_FILE = "src/rlperf/replay/placements/gpu.py"
 GPU_ANCHOR = "               np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))\n"
 GPU_BENCH = r"ReplayGpuSample\.track_ms\(20, '(gpu-fused|gpu)', 1\)"
 GPU_INJECTED = r"'gpu-fused'"
-CALIBRATE = """
-import statistics, sys
-from rlperf.envs import harness, registry
-prepared = harness.prepare("g1_walk_flat")
-w = prepared.workload
-inputs = w.make_inputs(8192, registry.default_profile(w), seed=0, noise_level=1.0)
-samples, _ = harness.time_fused(w, inputs, 1, iters=40, warmup=5)
-print(min(samples))
-"""
 
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -150,23 +142,25 @@ def _commit(clone: str, base: str, text: str, message: str, path: str = KERNEL) 
     return _git(clone, "rev-parse", "HEAD")
 
 
-def calibrate(clone: str, sha: str) -> float:
-    """Best-of-40 time (ms) of the walk kernel at 8192 envs, 1 thread, at commit `sha` of the clone."""
+def calibrate(clone: str, sha: str, candidates: list[int]) -> dict:
+    """Median ratio per candidate chain length, all variants in one process, interleaved call by call
+    (scripts/gate_power_steps.py), at commit `sha` of the clone."""
     _git(clone, "checkout", "-q", "--detach", sha)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate_power_steps.py")
     env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"),
                NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="gate-power-numba-"))
-    out = subprocess.run([sys.executable, "-c", CALIBRATE], capture_output=True, text=True, env=env, cwd=clone)
+    out = subprocess.run([sys.executable, script, "--repo", clone, "--steps", ",".join(map(str, candidates))],
+                         capture_output=True, text=True, env=env, cwd=clone)
     if out.returncode != 0:
         raise RuntimeError(f"calibration failed:\n{out.stderr[-2000:]}")
-    return float(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def steps_for(sizes, t0_ms: float, t1_ms: float, t2_ms: float, probe_steps: int) -> dict[float, int]:
-    """Chain length per nominal size from two probes (P and 2P steps): the slope is the cost of a
-    step, the intercept the fixed cost of having a chain at all (it may change the loop's code)."""
-    per_step = max((t2_ms - t1_ms) / probe_steps, 1e-12)
-    fixed = max(t1_ms - t0_ms - per_step * probe_steps, 0.0)
-    return {s: max(1, round((s * t0_ms - fixed) / per_step)) for s in sizes}
+def pick(sizes, ratios: dict) -> dict[float, int]:
+    """Per nominal size, the candidate chain length whose median ratio (gate_power_steps) is nearest
+    1 + size."""
+    med = {int(k): v["median"] for k, v in ratios.items()}
+    return {s: min(med, key=lambda k: (abs(med[k] - 1.0 - s), k)) for s in sizes}
 
 
 TARGETS = {  # what --target edits: (file, inject, null edit, default --bench, default --injected)
@@ -175,31 +169,26 @@ TARGETS = {  # what --target edits: (file, inject, null edit, default --bench, d
 }
 
 
-def make_arms(clone: str, base: str, sizes, probe_steps: int, dry_run: bool,
+def make_arms(clone: str, base: str, sizes, candidates: list[int], dry_run: bool,
               fixed_steps: list[int] | None = None, target: str = "walk",
               null: bool = True) -> tuple[list[dict], dict]:
     """The null arm (unless `null` is False) and one arm per size, committed in the clone; steps
     calibrated unless dry_run or fixed.
 
-    Calibration times each commit in its own process; on a box whose speed moves between processes
-    (the 2-vCPU box once timed 8 chained steps faster than none) it misleads, so `--steps` pins the
-    chain length and the experiment's own per-pass ratios report the size achieved."""
+    Calibration (gate_power_steps) times every candidate chain in one process, call by call in turn,
+    and picks per size the candidate nearest 1 + size: the chain's cost is not linear in its length
+    and differs by host. The experiment's own pairs report the size achieved in the gate."""
     path, inject_fn, null_fn, _, _ = TARGETS[target]
     with open(os.path.join(clone, path)) as fh:
         source = fh.read()
-    calibration = {"probe_steps": probe_steps}
     if fixed_steps is not None:
         steps = dict(zip(sizes, fixed_steps))
         calibration = {"fixed_steps": fixed_steps}
     elif dry_run:
-        steps = {s: probe_steps for s in sizes}
+        steps, calibration = {s: candidates[0] for s in sizes}, {"candidates": candidates}
     else:
-        probes = [_commit(clone, base, inject_fn(source, k * probe_steps),
-                          f"[gate-power arm] probe {k * probe_steps} steps") for k in (1, 2)]
-        calibration.update(base_ms=calibrate(clone, base), probe_ms=calibrate(clone, probes[0]),
-                           probe2_ms=calibrate(clone, probes[1]))
-        steps = steps_for(sizes, calibration["base_ms"], calibration["probe_ms"], calibration["probe2_ms"],
-                          probe_steps)
+        calibration = {"candidates": candidates, **calibrate(clone, base, candidates)}
+        steps = pick(sizes, calibration["ratios"])
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
              "sha": _commit(clone, base, null_fn(source), "[gate-power arm] null change", path)}] if null else []
     for size in sizes:
@@ -572,7 +561,8 @@ def parse_args(argv):
     p.add_argument("--bench", help="points the gate measures (default: the target's)")
     p.add_argument("--injected", help="regex of the points the injection slows (default: the target's)")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
-    p.add_argument("--probe-steps", type=int, default=4, help="chain lengths P and 2P calibrate a step (default 4)")
+    p.add_argument("--candidate-steps", default="2,3,4,5,6,7,8,10,12,16",
+                   help="chain lengths the calibration measures, in one process (default 2,3,4,5,6,7,8,10,12,16)")
     p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
                                    "instead of calibrating")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
@@ -635,7 +625,13 @@ def parse_args(argv):
             raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
     elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
-    for flag in ("trials", "passes", "probe_steps", "passes_per_block", "trials_per_block", "restarts_per_trial"):
+    try:
+        args.candidate_steps = sorted({int(v) for v in args.candidate_steps.split(",")})
+    except ValueError:
+        raise UsageError(f"--candidate-steps {args.candidate_steps!r}: give whole numbers >= 1") from None
+    if not args.candidate_steps or args.candidate_steps[0] < 1:
+        raise UsageError("--candidate-steps: give whole numbers >= 1")
+    for flag in ("trials", "passes", "passes_per_block", "trials_per_block", "restarts_per_trial"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
     for flag in ("bench", "injected"):
@@ -666,7 +662,7 @@ def main(argv=None) -> int:
         else:
             _git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
             base = _git(os.path.abspath(args.repo), "rev-parse", args.base)
-            arms, calibration = make_arms(clone, base, args.sizes, args.probe_steps, args.dry_run, args.steps,
+            arms, calibration = make_arms(clone, base, args.sizes, args.candidate_steps, args.dry_run, args.steps,
                                           args.target, null=not args.no_null)
         command = " ".join(["scripts/gate_power.py", *(argv if argv is not None else sys.argv[1:])])
         doc = {"schema": "rlperf.gate-power/1", "command": command,

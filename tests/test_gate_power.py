@@ -27,10 +27,8 @@ def test_cv_and_step_calibration():
     assert gate_power.cv([1.0, 1.0, 1.0]) == 0.0
     assert gate_power.cv([1.0]) is None
     assert gate_power.cv([0.9, 1.1]) == pytest.approx(0.1414, abs=1e-3)
-    # base 2 ms; 200 steps 10 ms, 400 steps 18 ms: a step is 0.04 ms and no fixed cost, so 10 % is 5 steps
-    assert gate_power.steps_for([0.10, 0.20], 2.0, 10.0, 18.0, 200) == {0.10: 5, 0.20: 10}
-    # a fixed cost of 0.12 ms for having a chain at all leaves 0.08 ms of the 10 % to the steps
-    assert gate_power.steps_for([0.10], 2.0, 10.12, 18.12, 200) == {0.10: 2}
+    ratios = {"4": {"median": 1.05}, "6": {"median": 1.086}, "7": {"median": 1.139}, "8": {"median": 1.16}}
+    assert gate_power.pick([0.05, 0.10, 0.20], ratios) == {0.05: 4, 0.10: 6, 0.20: 8}
 
 
 def test_injection_keeps_the_kernel_valid_python_and_multiplies_by_exactly_one():
@@ -158,3 +156,16 @@ def test_paired_trials_follow_the_worker_pairs_when_the_session_restarted_them()
     assert [h for _, h in gate_power.trial_pairs(point, 2, 1).pairs] == [5.0, 6.0, 7.0, 8.0]  # pairs 3-4
     assert [h for _, h in gate_power.trial_pairs(point, 4, 2).pairs] == [5.0]
     assert len(gate_power.trial_pairs(point, 3, 0).pairs) == 3  # not a multiple: equal runs
+
+
+def test_in_process_calibration_times_every_variant_against_the_base(tmp_path, monkeypatch):
+    """Two kernels (base, 3 steps) compiled into this process and timed in turn: a ratio per candidate."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    spec_steps = importlib.util.spec_from_file_location("gate_power_steps", ROOT / "scripts" / "gate_power_steps.py")
+    steps = importlib.util.module_from_spec(spec_steps)
+    spec_steps.loader.exec_module(steps)
+    got = steps.measure(str(ROOT), [3], rounds=3, calls=2)
+    assert set(got["ratios"]) == {3} and got["rounds"] == 3 and got["base_ms"] > 0
+    assert 0 < got["ratios"][3]["q1"] <= got["ratios"][3]["median"] <= got["ratios"][3]["q3"]
+    chain = (Path(steps.sys.path[0]) / "gate_power_walk_3.py").read_text()
+    assert "range(3)" in chain and "injected by gate_power.py" in chain
