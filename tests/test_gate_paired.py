@@ -223,7 +223,7 @@ def test_paired_needs_run_on_the_cli(tmp_path, capsys):
     from rlperf.cli import main
 
     assert main(["gate", "--base", "HEAD", "--no-run", "--paired", "3"]) == 2
-    assert "--paired, --paired-bench and --paired-restarts apply to --run" in capsys.readouterr().err
+    assert "--paired, --paired-bench, --paired-restarts and --paired-confirm apply to --run" in capsys.readouterr().err
     assert main(["gate", "--base", "HEAD", "--run", "--paired", "3", "--paired-bench", "("]) == 2
     assert "--paired-bench" in capsys.readouterr().err
 
@@ -267,3 +267,65 @@ def test_a_paired_point_is_judged_at_the_paired_factor():
     assert paired_finding.status == "regression" and paired_finding.factor == 1.05
     assert paired_finding.method == "paired-median-of-12"
     assert judge_point(base, head, policy, {}, 0.002, pass_values=blocks).status == "ok"  # passes: 1.10
+
+
+def test_a_flagged_point_is_sampled_again_into_the_same_pairs(tmp_path):
+    """_confirm: a round of fresh workers joins the flagged point's pairs (same calls per sample), the
+    others are left alone, and a point the judge clears stops the rounds."""
+    sides_dirs = {"base": _suite(tmp_path / "b", 0.001), "head": _suite(tmp_path / "h", 0.001)}
+    commits = {side: type("C", (), {"worktree": d[2], "env": d[1]})() for side, d in sides_dirs.items()}
+    spec = paired.PairedSpec(seconds=0.2, block=2, sample_time=0.002, timeout=60)
+    flagged_name, other = "bench_fake.Sleepy.time_sleep(1)", "bench_fake.time_module_level"
+    pairs = interleave._sample_pairs(commits, [flagged_name, other], spec, echo=lambda *_: None)
+    before = {n: (len(p.pairs), len(p.segments), p.number) for n, p in pairs.items()}
+    asked = []
+
+    def still_flagged(got):
+        asked.append({n: len(p.pairs) for n, p in got.items()})
+        return [flagged_name] if len(asked) == 1 else []  # flagged once, cleared by its pooled pairs
+
+    interleave._confirm(commits, pairs, spec, still_flagged, rounds=3, echo=lambda *_: None)
+    assert len(asked) == 2  # round 1 re-sampled, then the judge cleared it: no round 2
+    got = pairs[flagged_name]
+    assert got.confirm_rounds == 1 and len(got.segments) == before[flagged_name][1] + 1
+    assert len(got.pairs) > before[flagged_name][0] and got.number == before[flagged_name][2]
+    assert (len(pairs[other].pairs), pairs[other].confirm_rounds) == (before[other][0], 0)
+    back = paired.PointPairs.from_dict(json.loads(json.dumps(got.to_dict())))
+    assert back.confirm_rounds == 1
+
+
+def test_rounds_of_other_calls_per_sample_do_not_join():
+    point = paired.PointPairs(name="x", number=4, pairs=[(1.0, 1.0)], segments=[1])
+    with pytest.raises(ValueError, match="calls per sample"):
+        paired.extend(point, paired.PointPairs(name="x", number=2, pairs=[(1.0, 1.0)], segments=[1]))
+
+
+def test_the_confirming_judge_flags_what_the_verdict_would(tmp_path):
+    """flow._flagged_paired runs the verdict's own judge on the pairs so far: a point slower by more
+    than the paired factor is named, an unchanged one is not, and the paired factor (not the passes')
+    decides."""
+    from rlperf.gate.config import GateConfig
+    from rlperf.gate.flow import _flagged_paired
+
+    def side(values):
+        return CommitResults(points={("py", n): _point(n, f"m.C.{n}", v) for n, v in values.items()},
+                             envs={"py": {"python": "3.12"}})
+
+    runs = [(side({"time_a": 1.0, "time_b": 1.0}), side({"time_a": 1.07, "time_b": 1.0}))]
+    pairs = {n: paired.PointPairs(name=n, number=1, pairs=[(1.0, r)] * 8) for n, r in (("time_a", 1.07), ("time_b", 1.0))}
+    meta = tmp_path / "benchmarks.json"
+    meta.write_text("{}")
+    flagged = _flagged_paired(GateConfig(factor=1.10, paired_factor=1.05), None)
+    assert flagged(runs, pairs, 4, str(meta)) == ["time_a"]
+    assert _flagged_paired(GateConfig(factor=1.10, paired_factor=1.08), None)(runs, pairs, 4, str(meta)) == []
+
+
+def test_paired_confirm_from_the_config_and_the_cli(tmp_path):
+    path = tmp_path / "gate.toml"
+    path.write_text("[gate]\npaired_confirm = 1\n")
+    assert load_config(str(path)).paired_confirm == 1
+    assert load_config(str(path), paired_confirm=0).paired_confirm == 0  # the CLI wins
+    for bad in ("-1", "1.5", "true"):
+        path.write_text(f"[gate]\npaired_confirm = {bad}\n")
+        with pytest.raises(UsageError, match="paired_confirm"):
+            load_config(str(path))

@@ -43,6 +43,9 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--paired-restarts", type=_integer, metavar="N",
                    help="with --paired: N fresh pairs of worker processes per point, one after another, "
                         "SECONDS split between them (default: [gate] paired_restarts, else 1)")
+    p.add_argument("--paired-confirm", type=_integer, metavar="N",
+                   help="with --paired: sample a point the first round flags as a regression again, up to N "
+                        "more rounds, and judge it on all its pairs (default: [gate] paired_confirm, else 0)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
                         "DIR/passes.json, for a judge elsewhere (--passes-from)")
@@ -105,6 +108,7 @@ def _reproduce(args, where) -> str:
                      f" --paired {args.paired:g}" if args.paired is not None else "",
                      f" --paired-bench '{args.paired_bench}'" if args.paired_bench else "",
                      f" --paired-restarts {args.paired_restarts}" if args.paired_restarts else "",
+                     f" --paired-confirm {args.paired_confirm}" if args.paired_confirm is not None else "",
                      f" --passes-from {args.passes_from}" if args.passes_from else "",
                      "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
                      " --allow-host-change" if args.allow_host_change else ""])
@@ -128,10 +132,10 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
-    if (args.paired is not None or args.paired_bench is not None or args.paired_restarts is not None) \
-            and args.run is not True:
-        raise UsageError("--paired, --paired-bench and --paired-restarts apply to --run (it measures base and "
-                         "head now) only")
+    if (args.paired is not None or args.paired_bench is not None or args.paired_restarts is not None
+            or args.paired_confirm is not None) and args.run is not True:
+        raise UsageError("--paired, --paired-bench, --paired-restarts and --paired-confirm apply to --run (it "
+                         "measures base and head now) only")
     if args.keep_passes is not None and (args.run is not True or not args.base):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
     if args.keep_passes is not None and not args.keep_passes.strip():
@@ -148,7 +152,8 @@ def _validate(args):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     check_output_dir(args.keep_passes, "--keep-passes")
     return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired,
-                       paired_bench=args.paired_bench, paired_restarts=args.paired_restarts)
+                       paired_bench=args.paired_bench, paired_restarts=args.paired_restarts,
+                       paired_confirm=args.paired_confirm)
 
 
 def _gate(args) -> int:

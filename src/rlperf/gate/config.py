@@ -8,6 +8,7 @@
     paired_bench = "..."   # regex: only the points it finds are paired (default: every pairable one)
     paired_factor = 1.05   # the factor for points judged on paired samples (default: factor)
     paired_restarts = 1    # successive fresh pairs of worker processes per point (seconds split)
+    paired_confirm = 0     # rounds of re-sampling a paired point flagged as a regression (0: off)
 
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
@@ -59,6 +60,7 @@ class GateConfig:
     paired_bench: str | None = None  # regex (re.search on the point's name): which of them are paired
     paired_factor: float | None = None  # points judged on paired samples (None: factor)
     paired_restarts: int = 1  # fresh worker pairs per point, one after another
+    paired_confirm: int = 0  # a flagged paired point is sampled again (same spec) up to this many times
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 
@@ -89,6 +91,13 @@ def check_passes(value, where: str) -> int:
     """Interleaved passes: a whole number >= 1 (odd counts give a true median)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise UsageError(f"{where}: passes must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def check_confirm(value, where: str) -> int:
+    """Confirming rounds: a whole number >= 0 (0: a first-round flag is the verdict)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise UsageError(f"{where}: paired_confirm must be a whole number >= 0 (0: off), got {value!r}")
     return value
 
 
@@ -131,7 +140,7 @@ def check_regex(value, where: str) -> str:
 
 def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None,
                 paired_seconds: float | None = None, paired_bench: str | None = None,
-                paired_restarts: int | None = None) -> GateConfig:
+                paired_restarts: int | None = None, paired_confirm: int | None = None) -> GateConfig:
     """Read `path` (the default gate.toml may be absent); --factor, --passes and --paired on the CLI win."""
     data: dict = {}
     source = None
@@ -148,10 +157,11 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         source = path
     gate = data.get("gate", {})
     unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds", "paired_bench",
-                                                                 "paired_factor", "paired_restarts"}
+                                                                 "paired_factor", "paired_restarts", "paired_confirm"}
     if unknown:
         raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
-                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts; [[rule]]")
+                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts, paired_confirm; "
+                         "[[rule]]")
     p_threshold = gate.get("p_threshold", 0.002)
     if not _is_number(p_threshold) or not 0 < p_threshold < 1:
         raise UsageError(f"{path}: p_threshold must be a number in (0, 1), got {p_threshold!r}")
@@ -168,6 +178,8 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         else check_factor(gate["paired_factor"], f"{path}: [gate] paired_factor"),
         paired_restarts=check_passes(paired_restarts, "--paired-restarts") if paired_restarts is not None
         else check_passes(gate.get("paired_restarts", 1), f"{path}: [gate] paired_restarts"),
+        paired_confirm=check_confirm(paired_confirm, "--paired-confirm") if paired_confirm is not None
+        else check_confirm(gate.get("paired_confirm", 0), f"{path}: [gate]"),
         paired_bench=check_regex(paired_bench, "--paired-bench") if paired_bench is not None
         else (None if "paired_bench" not in gate else check_regex(gate["paired_bench"], f"{path}: [gate] paired_bench")),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
@@ -220,5 +232,5 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                   paired_factor=paired or factor or config.paired_factor or config.factor)
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_factor", "check_paired_seconds", "check_passes",
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_confirm", "check_factor", "check_paired_seconds", "check_passes",
            "check_regex", "load_config", "policy_for"]

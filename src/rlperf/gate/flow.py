@@ -16,7 +16,7 @@ from rlperf.gate.interleave import measure_interleaved, paired_values, pass_valu
 from rlperf.gate.judge import judge
 from rlperf.gate.report import Verdict
 from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
-                                 load_benchmark_meta, load_commit, pair_envs, select)
+                                 load_benchmark_meta, load_commit, pair_envs, read_benchmark_meta, select)
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,47 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
     if config.paired_seconds > 0:
         verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ or sampled track_ point (base and head "
                          "live in two processes, sampled in turn), median of per-block ratios")
+        if config.paired_confirm:
+            verdict.mode += (f"; a point flagged on its pairs is sampled again, up to {config.paired_confirm} round(s) "
+                             "of fresh worker pairs, and judged on all its pairs")
     spec = None
     if config.paired_seconds > 0:
         from rlperf.gate.paired import PairedSpec
 
         spec = PairedSpec(seconds=config.paired_seconds, restarts=config.paired_restarts)
     passes = measure_interleaved(where, verdict.base, verdict.head, config.passes, echo, keep=keep,
-                                 paired=spec, paired_bench=config.paired_bench)
+                                 paired=spec, paired_bench=config.paired_bench,
+                                 confirm=_flagged_paired(config, compile_bench(where.bench)),
+                                 confirm_rounds=config.paired_confirm)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
     return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
+
+
+def _flagged_paired(config: GateConfig, bench):
+    """The callback --run's confirming rounds ask (gate.interleave._confirm): which paired points the
+    judge, exactly as the verdict will run it, flags as regressions on the pairs gathered so far."""
+    def flagged(runs, pairs, block, head_meta: str) -> list[str]:
+        base, head = representative([b for b, _ in runs]), representative([h for _, h in runs])
+        env_map = pair_envs(base.envs, head.envs)
+        values, keys = paired_values(pass_values(runs, env_map), pairs, block)
+        findings = judge(select(base.points, bench), select(head.points, bench), config,
+                         read_benchmark_meta(head_meta), env_map=env_map, pass_values=values, paired_keys=keys)
+        bad = {f.name for f in findings if f.status == "regression"}
+        return sorted({name for env, name in keys if name in bad or f"{env}: {name}" in bad})
+
+    return flagged
+
+
+def _confirmed_notes(passes, findings) -> list[str]:
+    """One line per paired point that confirming rounds re-sampled, with what its pairs now say."""
+    if passes is None or not passes.paired:
+        return []
+    status = {}
+    for f in findings:
+        status[f.name.rsplit(": ", 1)[-1]] = f.status
+    return [f"paired: {p.name} was flagged by its first round and sampled again ({p.confirm_rounds} round(s), "
+            f"{len(p.segments)} worker pairs in all): {status.get(p.name, 'not judged')} on all its pairs"
+            for p in passes.paired.values() if p.confirm_rounds]
 
 
 def _kept(where: Where, verdict: Verdict, folder: str, allow_host_change: bool):
@@ -185,7 +217,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
                          accept_changed=accept_changed, pass_values=values, paired_keys=paired_keys)
         not_measured = sum(1 for f in findings if f.status == "not-measured")
         verdict.findings = findings
-        verdict.notes = notes + _notes(base, head, env_map, findings, not_measured)
+        verdict.notes = notes + _notes(base, head, env_map, findings, not_measured) + _confirmed_notes(passes, findings)
         verdict.notes += _unused_acceptances(accept_changed, findings)
     except InfrastructureError as exc:
         verdict.errors.append(str(exc))

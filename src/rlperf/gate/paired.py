@@ -57,6 +57,7 @@ class PointPairs:
     kind: str = "time"  # time: seconds of `number` calls; track: the value one call returned
     segments: list[int] = field(default_factory=list)  # pairs from each successive pair of workers
     wall: float = 0.0  # seconds the point took, worker start-ups included
+    confirm_rounds: int = 0  # rounds sampled again because the first flagged it (gate.interleave.confirm)
     skipped: str | None = None
     error: str | None = None
 
@@ -71,13 +72,14 @@ class PointPairs:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "number": self.number, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
-                "segments": self.segments, "wall": self.wall,
+                "segments": self.segments, "wall": self.wall, "confirm_rounds": self.confirm_rounds,
                 "skipped": self.skipped, "error": self.error}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "PointPairs":
         return cls(name=doc["name"], number=int(doc["number"]), kind=doc.get("kind", "time"),
                    segments=[int(n) for n in doc.get("segments", [])], wall=float(doc.get("wall", 0.0)),
+                   confirm_rounds=int(doc.get("confirm_rounds", 0)),
                    pairs=[(float(b), float(h)) for b, h in doc["pairs"]],
                    skipped=doc.get("skipped"), error=doc.get("error"))
 
@@ -200,17 +202,28 @@ def _segment(name: str, sides: dict, spec: PairedSpec, seconds: float, out: Poin
             worker.close()
 
 
-def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNULL) -> PointPairs:
+def sample_point(name: str, sides: dict, spec: PairedSpec, log=subprocess.DEVNULL, number: int = 0) -> PointPairs:
     """Pair-sample one point with `spec.restarts` successive fresh pairs of workers (seconds split
     evenly). sides: {"base"|"head": (bench_dir, env, cwd)}; never raises for the point's own failures
-    (they land in PointPairs.skipped / .error, and the pairs gathered so far are dropped)."""
-    out, start = PointPairs(name=name), time.perf_counter()
+    (they land in PointPairs.skipped / .error, and the pairs gathered so far are dropped).
+    number: calls per sample, when the samples must compare with an earlier round's (0: chosen here)."""
+    out, start = PointPairs(name=name, number=number), time.perf_counter()
     for _ in range(spec.restarts):
         if not _segment(name, sides, spec, spec.seconds / spec.restarts, out, log):
             out.pairs, out.segments = [], []
             break
     out.wall = time.perf_counter() - start
     return out
+
+
+def extend(point: PointPairs, more: PointPairs) -> None:
+    """Append a confirming round's pairs to `point` (same calls per sample), counted in confirm_rounds."""
+    if more.number != point.number:
+        raise ValueError(f"{point.name}: a round of {more.number} calls per sample cannot join {point.number}")
+    point.pairs += more.pairs
+    point.segments += more.segments
+    point.wall += more.wall
+    point.confirm_rounds += 1
 
 
 def save(path: str, points: list[PointPairs], spec: PairedSpec, **meta) -> None:
@@ -240,5 +253,5 @@ def bench_dir_of(worktree: str) -> str:
     return os.path.join(worktree, name)
 
 
-__all__ = ["PairedSpec", "PointPairs", "WorkerError", "bench_dir_of", "load", "sample_point", "save",
+__all__ = ["PairedSpec", "PointPairs", "WorkerError", "bench_dir_of", "extend", "load", "sample_point", "save",
            "worker_env"]

@@ -131,7 +131,11 @@ def load_points(results_dir: str, machine: str, sha: str) -> dict[tuple[str, str
 
 def load_benchmark_meta(results_dir: str) -> dict[str, dict]:
     """benchmarks.json (the last run's suite): unit, type and custom attributes such as `direction`."""
-    path = os.path.join(results_dir, "benchmarks.json")
+    return read_benchmark_meta(os.path.join(results_dir, "benchmarks.json"))
+
+
+def read_benchmark_meta(path: str) -> dict[str, dict]:
+    """One asv benchmarks.json file, by path ({} when absent)."""
     if not os.path.isfile(path):
         return {}
     try:
