@@ -315,6 +315,30 @@ def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str
     return out
 
 
+def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str) -> str:
+    """Trial t's passes folder with a confirming round (`--paired-confirm 1`, gate.interleave._confirm)
+    for the points in `names`: the pairs of the trial sampled next (t + 1; the last trial takes t - 1)
+    join theirs, as the gate's own confirming round of fresh worker pairs, right after, would."""
+    from rlperf.gate import paired
+
+    spec, points, meta = paired.load(os.path.join(passes_dir, "paired.json"))
+    other = t + 1 if t + 1 < trials else t - 1
+    folder = os.path.join(scratch, f"paired-t{t}-confirmed")
+    os.makedirs(folder)
+    os.symlink(os.path.join(os.path.abspath(passes_dir), "pass-0"), os.path.join(folder, "pass-0"))
+    shutil.copy2(os.path.join(passes_dir, "passes.json"), os.path.join(folder, "passes.json"))
+    chunks = []
+    for p in points:
+        chunk = trial_pairs(p, trials, t)
+        if p.name in names and other >= 0:
+            more = trial_pairs(p, trials, other)
+            chunk.pairs += more.pairs
+            chunk.confirm_rounds = 1
+        chunks.append(chunk)
+    paired.save(os.path.join(folder, "paired.json"), chunks, spec, **meta)
+    return folder
+
+
 def judge_trial(clone: str, base: str, arm: dict, args, passes: str, record: str, factor: float) -> dict:
     """The gate's verdict path on one trial's passes, in process (rlperf gate --no-run --passes-from)."""
     from rlperf.cli import main as rlperf_main
@@ -352,14 +376,30 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
                 seconds = _trial_seconds(s, args) if k == 0 else s["seconds"] * k / s["passes"]
                 for index, folder in enumerate(folders):
                     for factor in args.factors:
-                        judged = judge_trial(clone, base, by_arm[s["arm"]], args, folder,
-                                             os.path.join(s["dir"], "record"), factor)
-                        trials.append({"arm": s["arm"], "k": k, "factor": factor, "block": s["block"],
-                                       "trial_in_block": index, "seconds": seconds,
-                                       "samples": samples, **judged})
+                        record = os.path.join(s["dir"], "record")
+                        judged = judge_trial(clone, base, by_arm[s["arm"]], args, folder, record, factor)
+                        row = {"arm": s["arm"], "k": k, "factor": factor, "block": s["block"],
+                               "trial_in_block": index, "seconds": seconds, "samples": samples}
+                        trials.append({**row, "confirm": 0, **judged})
+                        if k == 0 and args.confirm:
+                            trials.append({**row, "confirm": 1, **_confirmed(
+                                clone, base, by_arm[s["arm"]], args, judged, passes, index, scratch, record, factor)})
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
     return trials
+
+
+def _confirmed(clone: str, base: str, arm: dict, args, judged: dict, passes: str, index: int, scratch: str,
+               record: str, factor: float) -> dict:
+    """The trial's verdict after one confirming round: unchanged when nothing was flagged, else the
+    flagged points judged again on their pairs and the next trial's (confirm_folder)."""
+    flagged = {name for name, p in judged["points"].items() if p["status"] == "regression"}
+    if not flagged:
+        return {**judged, "confirmed": []}
+    folder = confirm_folder(passes, args.trials_per_block, index, flagged, scratch)
+    again = judge_trial(clone, base, arm, args, folder, record, factor)
+    shutil.rmtree(folder, ignore_errors=True)
+    return {**again, "confirmed": sorted(flagged)}
 
 
 def _trial_seconds(session: dict, args) -> float | None:
@@ -469,7 +509,8 @@ def to_markdown(doc: dict) -> str:
         design = (f"paired block design: {doc['blocks']} block(s) of one gate session per arm (1 asv pass, then "
                   f"paired sampling), each point's pairs cut into {doc['trials_per_block']} disjoint trials of "
                   f"about {doc['paired_seconds']:g} s from {doc.get('restarts_per_trial', 1)} fresh pair(s) of worker "
-                  "processes each (k 0 in the table = paired)")
+                  "processes each (k 0 in the table = paired; `0 + confirm`: a trial's flagged points judged "
+                  "again with the next trial's pairs joined, as `--paired-confirm 1` would)")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
              f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
              f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
@@ -479,7 +520,9 @@ def to_markdown(doc: dict) -> str:
         ratio = "" if r["achieved_median_ratio"] is None else f"×{r['achieved_median_ratio']:.3f}"
         secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
         factor = r.get("factor") or doc.get("factor") or "gate.toml"
-        lines.append(f"| {r['arm']} | {r.get('k', doc.get('passes'))} | {factor} | {r['steps']} | {r['trials']} | "
+        k = r.get("k", doc.get("passes"))
+        k = f"{k} + confirm" if r.get("confirm") else k
+        lines.append(f"| {r['arm']} | {k} | {factor} | {r['steps']} | {r['trials']} | "
                      f"{_pct(r['detection'])} | {ratio} | "
                      f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
                      f"{','.join(map(str, r['samples_per_point']))} | {secs} |")
@@ -535,9 +578,11 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
     trials = judge_sessions(clone, base, arms, args, sessions)
     rows = []
     for k in ([0] if args.paired_seconds else args.k):
-        for factor in args.factors:
-            mine = [t for t in trials if t["k"] == k and t["factor"] == factor]
-            rows += [{**r, "k": k, "factor": factor} for r in summarize(arms, mine, args.injected)]
+        for confirm in ((0, 1) if k == 0 and args.confirm else (0,)):
+            for factor in args.factors:
+                mine = [t for t in trials if t["k"] == k and t["factor"] == factor and t.get("confirm", 0) == confirm]
+                rows += [{**r, "k": k, "factor": factor, "confirm": confirm}
+                         for r in summarize(arms, mine, args.injected)]
     ratios_of = [session_ratios(x, args) for x in sessions]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
             "paired_seconds": args.paired_seconds, "trials_per_block": args.trials_per_block,
@@ -588,6 +633,9 @@ def parse_args(argv):
     p.add_argument("--restarts-per-trial", type=int, default=1,
                    help="with --paired-seconds: fresh pairs of workers per trial, as --paired-restarts in one "
                         "gate run (default 1)")
+    p.add_argument("--confirm", action="store_true",
+                   help="with --paired-seconds: also judge every trial as `rlperf gate --paired-confirm 1` "
+                        "would, the next trial's pairs standing in for the confirming round")
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
@@ -615,6 +663,8 @@ def parse_args(argv):
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
     if args.target != "walk" and args.steps is None and not args.resume:
         raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
+    if args.confirm and not args.paired_seconds:
+        raise UsageError("--confirm applies to --paired-seconds (a confirming round re-samples pairs)")
     if args.paired_seconds and not (math.isfinite(args.paired_seconds) and args.paired_seconds > 0 and args.blocks):
         raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
     if args.blocks < 0:

@@ -113,7 +113,8 @@ def test_block_trials_are_disjoint_runs_of_k_kept_passes(tmp_path):
 @pytest.mark.parametrize("argv", [["--steps", "5", "--sizes", "0.05,0.1"], ["--factors", "1.0"], ["--k", "0"],
                                   ["--factors", "nan"], ["--steps", "2,x", "--sizes", "0.05,0.1"],
                                   ["--paired-seconds", "4"], ["--paired-seconds", "nan", "--blocks", "1"],
-                                  ["--trials-per-block", "0"], ["--target", "gpu-fused"], ["--target", "x"]])
+                                  ["--trials-per-block", "0"], ["--target", "gpu-fused"], ["--target", "x"],
+                                  ["--confirm", "--blocks", "1"], ["--candidate-steps", "0,3"]])
 def test_bad_block_arguments_exit_2(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())
@@ -135,6 +136,25 @@ def test_paired_trials_are_disjoint_runs_of_each_points_pairs(tmp_path):
     assert [c[0].pairs for c in chunks] == [[(0.0, 1.0), (1.0, 1.0), (2.0, 1.0)], [(3.0, 1.0), (4.0, 1.0), (5.0, 1.0)]]
     assert [c[1].pairs for c in chunks] == [[(1.0, 0.0), (1.0, 1.0)], [(1.0, 2.0), (1.0, 3.0)]]
     assert all(c[0].number == 3 for c in chunks) and (Path(trials[0]) / "pass-0").is_dir()
+
+
+def test_a_confirming_round_joins_the_next_trials_pairs_to_the_flagged_points_only(tmp_path):
+    from rlperf.gate import paired
+
+    passes = tmp_path / "passes"
+    (passes / "pass-0").mkdir(parents=True)
+    (passes / "passes.json").write_text(json.dumps({"schema": "rlperf.gate.passes/1", "base": "a", "head": "b",
+                                                    "machine": "m", "bench": None, "order": ["base,head"]}))
+    points = [paired.PointPairs(name=n, number=1, pairs=[(1.0, float(i)) for i in range(6)], segments=[2, 2, 2])
+              for n in ("p", "q")]
+    paired.save(str(passes / "paired.json"), points, paired.PairedSpec(seconds=9.0, block=2))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    first = paired.load(gate_power.confirm_folder(str(passes), 3, 0, {"p"}, str(scratch)) + "/paired.json")[1]
+    assert [h for _, h in first[0].pairs] == [0.0, 1.0, 2.0, 3.0] and first[0].confirm_rounds == 1  # t0 + t1
+    assert [h for _, h in first[1].pairs] == [0.0, 1.0] and first[1].confirm_rounds == 0  # not flagged
+    last = paired.load(gate_power.confirm_folder(str(passes), 3, 2, {"q"}, str(scratch)) + "/paired.json")[1]
+    assert [h for _, h in last[1].pairs] == [4.0, 5.0, 2.0, 3.0]  # the last trial borrows the one before
 
 
 def test_the_gpu_injection_adds_launches_after_the_fused_gather_and_the_null_edit_only_a_comment():
