@@ -1,18 +1,19 @@
 """Chain length per injected size, measured on this host in ONE process, variants interleaved.
 
-Why: the cost of the injected sqrt chain is not linear in its length, and it differs by host. On one
-2-vCPU host 5 steps gave x1.031, 8 gave x1.15, 11 gave x1.32 and 16 gave x1.52 (docs/gate.md,
-Detection power): short chains hide behind out-of-order execution, long ones expose their latency.
+Why: the cost of the injected sqrt chain is not linear in its length, and it differs by host. 5 steps
+gave x1.10 on one 2-vCPU host; on the next, 5 gave x1.031 and 16 gave x1.52 (docs/gate.md, Detection
+power): short chains hide behind out-of-order execution, long ones expose their latency.
 The old calibration timed each commit in its own process and fitted a line through two probes; a box
 whose speed moves between processes once timed 8 steps faster than none. Here every candidate kernel
 is compiled into the same process and timed in rotation, one call each in turn (base, 2, 3, ...
-steps, a new random order each round), and a candidate's size is the median over rounds of its time / the base's in that round:
-the same drift-cancelling idea as the gate's paired sampling.
+steps, a new random order each round), and a candidate's size is the median over rounds of its
+time / the base's in that round: the same drift-cancelling idea as the gate's paired sampling.
 
     python scripts/gate_power_steps.py --repo CLONE_AT_BASE --steps 2,4,6,8,10,12 --rounds 30
 
-prints one JSON line: the base's median call (ms) and, per candidate, the quartiles of its ratios. gate_power.py runs it in a clone checked out at the base and picks,
-per nominal size, the candidate whose measured ratio is nearest 1 + size.
+prints one JSON line: the base's median call (ms) and, per candidate, the quartiles of its ratios.
+gate_power.py runs it in a clone checked out at the base and picks, per nominal size, the candidate
+whose median ratio is nearest 1 + size.
 """
 
 from __future__ import annotations
