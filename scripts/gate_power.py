@@ -184,7 +184,7 @@ def make_arms(clone: str, base: str, sizes, candidates: list[int], dry_run: bool
     if fixed_steps is not None:
         steps = dict(zip(sizes, fixed_steps))
         calibration = {"fixed_steps": fixed_steps}
-    elif dry_run:
+    elif dry_run or not sizes:
         steps, calibration = {s: candidates[0] for s in sizes}, {"candidates": candidates}
     else:
         calibration = {"candidates": candidates, **calibrate(clone, base, candidates)}
@@ -315,15 +315,17 @@ def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str
     return out
 
 
-def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str) -> str:
+def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str, offset: int = 1) -> str:
     """Trial t's passes folder with a confirming round (`--paired-confirm 1`, gate.interleave._confirm)
-    for the points in `names`: the pairs of the trial sampled next (t + 1; the last trial takes t - 1)
-    join theirs, as the gate's own confirming round of fresh worker pairs, right after, would."""
+    for the points in `names`: the pairs of the trial `offset` later (t + offset; past the end,
+    t - offset) join theirs, as the gate's own round of fresh worker pairs would. The gate confirms
+    after every paired point had its first round, so with P points paired the round comes about
+    P point-times later: offset 1 is a gate pairing one point, larger offsets one pairing many."""
     from rlperf.gate import paired
 
     spec, points, meta = paired.load(os.path.join(passes_dir, "paired.json"))
-    other = t + 1 if t + 1 < trials else t - 1
-    folder = os.path.join(scratch, f"paired-t{t}-confirmed")
+    other = t + offset if t + offset < trials else t - offset
+    folder = os.path.join(scratch, f"paired-t{t}-confirmed-{offset}")
     os.makedirs(folder)
     os.symlink(os.path.join(os.path.abspath(passes_dir), "pass-0"), os.path.join(folder, "pass-0"))
     shutil.copy2(os.path.join(passes_dir, "passes.json"), os.path.join(folder, "passes.json"))
@@ -380,23 +382,32 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
                         judged = judge_trial(clone, base, by_arm[s["arm"]], args, folder, record, factor)
                         row = {"arm": s["arm"], "k": k, "factor": factor, "block": s["block"],
                                "trial_in_block": index, "seconds": seconds, "samples": samples}
-                        trials.append({**row, "confirm": 0, **judged})
-                        if k == 0 and args.confirm:
-                            trials.append({**row, "confirm": 1, **_confirmed(
-                                clone, base, by_arm[s["arm"]], args, judged, passes, index, scratch, record, factor)})
+                        trials.append({**row, "confirm": 0, "screen": 1.0, **judged})
+                        for offset, screen in (confirm_designs(args) if k == 0 else []):
+                            trials.append({**row, "confirm": offset, "screen": screen, **_confirmed(
+                                clone, base, by_arm[s["arm"]], args, judged, (passes, index, scratch, offset),
+                                record, factor, screen)})
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
     return trials
 
 
-def _confirmed(clone: str, base: str, arm: dict, args, judged: dict, passes: str, index: int, scratch: str,
-               record: str, factor: float) -> dict:
-    """The trial's verdict after one confirming round: unchanged when nothing was flagged, else the
-    flagged points judged again on their pairs and the next trial's (confirm_folder)."""
-    flagged = {name for name, p in judged["points"].items() if p["status"] == "regression"}
+def confirm_designs(args) -> list[tuple[int, float]]:
+    """(offset, screen) of every confirming design --confirm and --screens ask for."""
+    return [(offset, screen) for offset in args.confirm for screen in args.screens]
+
+
+def _confirmed(clone: str, base: str, arm: dict, args, judged: dict, where: tuple, record: str, factor: float,
+               screen: float) -> dict:
+    """The trial's verdict after one confirming round (`--paired-confirm 1 --paired-screen SCREEN`):
+    unchanged when nothing passed the screen, else those points judged again on their pairs and
+    those of the trial `offset` later (confirm_folder). where: (passes dir, trial, scratch, offset)."""
+    passes, index, scratch, offset = where
+    flagged = {name for name, p in judged["points"].items() if p["status"] == "regression" or (
+        p["status"] in ("ok", "noise") and p["ratio"] is not None and p["ratio"] > 1 + screen * (factor - 1))}
     if not flagged:
         return {**judged, "confirmed": []}
-    folder = confirm_folder(passes, args.trials_per_block, index, flagged, scratch)
+    folder = confirm_folder(passes, args.trials_per_block, index, flagged, scratch, offset)
     again = judge_trial(clone, base, arm, args, folder, record, factor)
     shutil.rmtree(folder, ignore_errors=True)
     return {**again, "confirmed": sorted(flagged)}
@@ -509,8 +520,9 @@ def to_markdown(doc: dict) -> str:
         design = (f"paired block design: {doc['blocks']} block(s) of one gate session per arm (1 asv pass, then "
                   f"paired sampling), each point's pairs cut into {doc['trials_per_block']} disjoint trials of "
                   f"about {doc['paired_seconds']:g} s from {doc.get('restarts_per_trial', 1)} fresh pair(s) of worker "
-                  "processes each (k 0 in the table = paired; `0 + confirm`: a trial's flagged points judged "
-                  "again with the next trial's pairs joined, as `--paired-confirm 1` would)")
+                  "processes each (k 0 in the table = paired; `0 + confirm@K`: a trial's flagged points, or with "
+                  "`screen S` those above 1 + S x (factor - 1), judged again with the pairs of the trial K later "
+                  "joined, as `--paired-confirm 1 --paired-screen S` would)")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
              f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
              f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
@@ -521,7 +533,8 @@ def to_markdown(doc: dict) -> str:
         secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
         factor = r.get("factor") or doc.get("factor") or "gate.toml"
         k = r.get("k", doc.get("passes"))
-        k = f"{k} + confirm" if r.get("confirm") else k
+        if r.get("confirm"):
+            k = f"{k} + confirm@{r['confirm']}" + (f" screen {r['screen']:g}" if r.get("screen", 1.0) < 1 else "")
         lines.append(f"| {r['arm']} | {k} | {factor} | {r['steps']} | {r['trials']} | "
                      f"{_pct(r['detection'])} | {ratio} | "
                      f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
@@ -578,10 +591,11 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
     trials = judge_sessions(clone, base, arms, args, sessions)
     rows = []
     for k in ([0] if args.paired_seconds else args.k):
-        for confirm in ((0, 1) if k == 0 and args.confirm else (0,)):
+        for confirm, screen in [(0, 1.0), *(confirm_designs(args) if k == 0 else [])]:
             for factor in args.factors:
-                mine = [t for t in trials if t["k"] == k and t["factor"] == factor and t.get("confirm", 0) == confirm]
-                rows += [{**r, "k": k, "factor": factor, "confirm": confirm}
+                mine = [t for t in trials if t["k"] == k and t["factor"] == factor
+                        and (t.get("confirm", 0), t.get("screen", 1.0)) == (confirm, screen)]
+                rows += [{**r, "k": k, "factor": factor, "confirm": confirm, "screen": screen}
                          for r in summarize(arms, mine, args.injected)]
     ratios_of = [session_ratios(x, args) for x in sessions]
     return {"blocks": args.blocks, "passes_per_block": args.passes_per_block, "work_dir": work,
@@ -617,6 +631,9 @@ def parse_args(argv):
     p.add_argument("--no-null", action="store_true",
                    help="injected arms only (detection at more sizes, when a run's null arm already measured "
                         "false alarms)")
+    p.add_argument("--null-only", action="store_true",
+                   help="the null arm only (more false-alarm trials, e.g. a hold-out for a design chosen on "
+                        "earlier ones)")
     p.add_argument("--blocks", type=int, default=0,
                    help="block design: this many gate sessions per arm, each cut into trials (default 0: one gate run per trial)")
     p.add_argument("--passes-per-block", type=int, default=30, help="kept passes per session (default 30)")
@@ -633,9 +650,13 @@ def parse_args(argv):
     p.add_argument("--restarts-per-trial", type=int, default=1,
                    help="with --paired-seconds: fresh pairs of workers per trial, as --paired-restarts in one "
                         "gate run (default 1)")
-    p.add_argument("--confirm", action="store_true",
+    p.add_argument("--confirm", metavar="OFFSETS",
                    help="with --paired-seconds: also judge every trial as `rlperf gate --paired-confirm 1` "
-                        "would, the next trial's pairs standing in for the confirming round")
+                        "would, the pairs of the trial K later standing in for the confirming round, for each K "
+                        "of OFFSETS (comma-separated; 1: right after, as a gate pairing one point)")
+    p.add_argument("--screens", default="1",
+                   help="with --confirm: the --paired-screen shares to judge (comma-separated, in (0, 1]; "
+                        "default 1)")
     p.add_argument("--deadline-min", type=float, default=0.0,
                    help="block design: start no session after this many minutes (0: no deadline)")
     args = p.parse_args(argv)
@@ -647,6 +668,10 @@ def parse_args(argv):
         raise UsageError(f"--sizes {args.sizes!r}: give comma-separated fractions, e.g. 0.05,0.10,0.20") from None
     if not all(0 < s < 10 for s in args.sizes):
         raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
+    if args.null_only and args.no_null:
+        raise UsageError("--null-only and --no-null exclude each other")
+    if args.null_only:
+        args.sizes = []
     try:
         args.k = [int(v) for v in args.k.split(",")]
         args.factors = [float(v) for v in args.factors.split(",")]
@@ -663,8 +688,15 @@ def parse_args(argv):
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
     if args.target != "walk" and args.steps is None and not args.resume:
         raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
+    try:
+        args.confirm = [int(v) for v in args.confirm.split(",")] if args.confirm else []
+        args.screens = [float(v) for v in args.screens.split(",")]
+    except ValueError:
+        raise UsageError("--confirm takes whole numbers (1,15), --screens numbers (1,0.6)") from None
     if args.confirm and not args.paired_seconds:
         raise UsageError("--confirm applies to --paired-seconds (a confirming round re-samples pairs)")
+    if any(k < 1 or k >= args.trials_per_block for k in args.confirm) or not all(0 < v <= 1 for v in args.screens):
+        raise UsageError("--confirm offsets must be >= 1 and below --trials-per-block; --screens in (0, 1]")
     if args.paired_seconds and not (math.isfinite(args.paired_seconds) and args.paired_seconds > 0 and args.blocks):
         raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
     if args.blocks < 0:

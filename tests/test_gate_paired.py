@@ -223,7 +223,8 @@ def test_paired_needs_run_on_the_cli(tmp_path, capsys):
     from rlperf.cli import main
 
     assert main(["gate", "--base", "HEAD", "--no-run", "--paired", "3"]) == 2
-    assert "--paired, --paired-bench, --paired-restarts and --paired-confirm apply to --run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--paired, --paired-bench, --paired-restarts, --paired-confirm and --paired-screen apply" in err
     assert main(["gate", "--base", "HEAD", "--run", "--paired", "3", "--paired-bench", "("]) == 2
     assert "--paired-bench" in capsys.readouterr().err
 
@@ -318,6 +319,9 @@ def test_the_confirming_judge_flags_what_the_verdict_would(tmp_path):
     flagged = _flagged_paired(GateConfig(factor=1.10, paired_factor=1.05), None)
     assert flagged(runs, pairs, 4, str(meta)) == ["time_a"]
     assert _flagged_paired(GateConfig(factor=1.10, paired_factor=1.08), None)(runs, pairs, 4, str(meta)) == []
+    # a screen of 0.6 re-samples above 1 + 0.6 x 0.08 = x1.048: x1.07 gets a round, x1.00 does not
+    screened = GateConfig(factor=1.10, paired_factor=1.08, paired_screen=0.6)
+    assert _flagged_paired(screened, None)(runs, pairs, 4, str(meta)) == ["time_a"]
 
 
 def test_paired_confirm_from_the_config_and_the_cli(tmp_path):
@@ -329,3 +333,26 @@ def test_paired_confirm_from_the_config_and_the_cli(tmp_path):
         path.write_text(f"[gate]\npaired_confirm = {bad}\n")
         with pytest.raises(UsageError, match="paired_confirm"):
             load_config(str(path))
+    path.write_text("[gate]\npaired_confirm = 1\npaired_screen = 0.6\n")
+    assert load_config(str(path)).paired_screen == 0.6 and load_config(str(path), paired_screen=1.0).paired_screen == 1.0
+    for bad in ("0", "1.5", "nan", "'x'"):
+        path.write_text(f"[gate]\npaired_screen = {bad}\n")
+        with pytest.raises(UsageError, match="paired_screen"):
+            load_config(str(path))
+
+
+def test_the_verdict_names_each_re_sampled_point_and_its_final_status():
+    from rlperf.gate.flow import _confirmed_notes
+    from rlperf.gate.judge import Finding
+
+    def finding(name, status):
+        return Finding(name=name, status=status, direction="lower", base=1.0, head=1.0, ratio=1.0, factor=1.05,
+                       tolerance=None, method="", detail="", unit=None, source="")
+
+    pairs = {"a": paired.PointPairs(name="a", number=1, pairs=[(1.0, 1.0)] * 4, segments=[2, 2], confirm_rounds=1),
+             "b": paired.PointPairs(name="b", number=1, pairs=[(1.0, 1.0)] * 2, segments=[2])}
+    passes = passdir.Passes(runs=(), order=(), paired=pairs, paired_block=2)
+    notes = _confirmed_notes(passes, [finding("py: a", "ok"), finding("py: b", "ok")])
+    assert notes == ["paired: a was flagged by its first round (or passed the screen) and sampled again "
+                     "(1 round(s), 2 worker pairs in all): ok on all its pairs"]
+    assert _confirmed_notes(None, []) == []

@@ -84,6 +84,16 @@ def test_no_null_plans_only_the_injected_arms(tmp_path):
     assert [(a["arm"], a["steps"]) for a in plan] == [("inject-5%", 3), ("inject-20%", 10)]
 
 
+def test_null_only_plans_the_null_arm_and_calibrates_nothing(tmp_path):
+    out = tmp_path / "power.json"
+    code = gate_power.main(["--repo", str(ROOT), "--null-only", "--blocks", "1", "--paired-seconds", "9",
+                            "--dry-run", "--out-json", str(out), "--out-md", str(tmp_path / "power.md")])
+    assert code == 0
+    assert [a["arm"] for a in json.loads(out.read_text())["plan"]] == ["null"]
+    assert gate_power.main(["--null-only", "--no-null", "--out-json", str(tmp_path / "p.json"),
+                            "--out-md", str(tmp_path / "p.md")]) == 2
+
+
 @pytest.mark.parametrize("argv", [["--sizes", "x"], ["--trials", "0"], ["--bench", "("]])
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
@@ -114,7 +124,10 @@ def test_block_trials_are_disjoint_runs_of_k_kept_passes(tmp_path):
                                   ["--factors", "nan"], ["--steps", "2,x", "--sizes", "0.05,0.1"],
                                   ["--paired-seconds", "4"], ["--paired-seconds", "nan", "--blocks", "1"],
                                   ["--trials-per-block", "0"], ["--target", "gpu-fused"], ["--target", "x"],
-                                  ["--confirm", "--blocks", "1"], ["--candidate-steps", "0,3"]])
+                                  ["--confirm", "1", "--blocks", "1"],
+                                  ["--confirm", "x", "--paired-seconds", "9", "--blocks", "1"],
+                                  ["--confirm", "30", "--paired-seconds", "9", "--blocks", "1"], ["--screens", "0"],
+                                  ["--candidate-steps", "0,3"]])
 def test_bad_block_arguments_exit_2(tmp_path, argv):
     assert gate_power.main([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())
@@ -155,6 +168,8 @@ def test_a_confirming_round_joins_the_next_trials_pairs_to_the_flagged_points_on
     assert [h for _, h in first[1].pairs] == [0.0, 1.0] and first[1].confirm_rounds == 0  # not flagged
     last = paired.load(gate_power.confirm_folder(str(passes), 3, 2, {"q"}, str(scratch)) + "/paired.json")[1]
     assert [h for _, h in last[1].pairs] == [4.0, 5.0, 2.0, 3.0]  # the last trial borrows the one before
+    later = paired.load(gate_power.confirm_folder(str(passes), 3, 0, {"p"}, str(scratch), offset=2) + "/paired.json")[1]
+    assert [h for _, h in later[0].pairs] == [0.0, 1.0, 4.0, 5.0]  # two trials later
 
 
 def test_the_gpu_injection_adds_launches_after_the_fused_gather_and_the_null_edit_only_a_comment():

@@ -46,6 +46,10 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--paired-confirm", type=_integer, metavar="N",
                    help="with --paired: sample a point the first round flags as a regression again, up to N "
                         "more rounds, and judge it on all its pairs (default: [gate] paired_confirm, else 0)")
+    p.add_argument("--paired-screen", type=_number, metavar="SHARE",
+                   help="with --paired-confirm: re-sample a point whose ratio exceeds 1 + SHARE x (its paired "
+                        "factor - 1), in (0, 1]; its verdict stays at the factor (default: [gate] paired_screen, "
+                        "else 1: only points the judge flags)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
                         "DIR/passes.json, for a judge elsewhere (--passes-from)")
@@ -109,6 +113,7 @@ def _reproduce(args, where) -> str:
                      f" --paired-bench '{args.paired_bench}'" if args.paired_bench else "",
                      f" --paired-restarts {args.paired_restarts}" if args.paired_restarts else "",
                      f" --paired-confirm {args.paired_confirm}" if args.paired_confirm is not None else "",
+                     f" --paired-screen {args.paired_screen:g}" if args.paired_screen is not None else "",
                      f" --passes-from {args.passes_from}" if args.passes_from else "",
                      "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
                      " --allow-host-change" if args.allow_host_change else ""])
@@ -133,9 +138,9 @@ def _validate(args):
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
     if (args.paired is not None or args.paired_bench is not None or args.paired_restarts is not None
-            or args.paired_confirm is not None) and args.run is not True:
-        raise UsageError("--paired, --paired-bench, --paired-restarts and --paired-confirm apply to --run (it "
-                         "measures base and head now) only")
+            or args.paired_confirm is not None or args.paired_screen is not None) and args.run is not True:
+        raise UsageError("--paired, --paired-bench, --paired-restarts, --paired-confirm and --paired-screen apply "
+                         "to --run (it measures base and head now) only")
     if args.keep_passes is not None and (args.run is not True or not args.base):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
     if args.keep_passes is not None and not args.keep_passes.strip():
@@ -153,7 +158,7 @@ def _validate(args):
     check_output_dir(args.keep_passes, "--keep-passes")
     return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired,
                        paired_bench=args.paired_bench, paired_restarts=args.paired_restarts,
-                       paired_confirm=args.paired_confirm)
+                       paired_confirm=args.paired_confirm, paired_screen=args.paired_screen)
 
 
 def _gate(args) -> int:

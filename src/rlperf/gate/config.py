@@ -9,6 +9,7 @@
     paired_factor = 1.05   # the factor for points judged on paired samples (default: factor)
     paired_restarts = 1    # successive fresh pairs of worker processes per point (seconds split)
     paired_confirm = 0     # rounds of re-sampling a paired point flagged as a regression (0: off)
+    paired_screen = 1.0    # with paired_confirm: re-sample above 1 + paired_screen * (paired factor - 1)
 
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
@@ -61,6 +62,7 @@ class GateConfig:
     paired_factor: float | None = None  # points judged on paired samples (None: factor)
     paired_restarts: int = 1  # fresh worker pairs per point, one after another
     paired_confirm: int = 0  # a flagged paired point is sampled again (same spec) up to this many times
+    paired_screen: float = 1.0  # "flagged" for a confirming round: ratio > 1 + paired_screen * (factor - 1)
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
 
@@ -99,6 +101,14 @@ def check_confirm(value, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise UsageError(f"{where}: paired_confirm must be a whole number >= 0 (0: off), got {value!r}")
     return value
+
+
+def check_screen(value, where: str) -> float:
+    """The share of a point's margin above which a confirming round re-samples it: a number in (0, 1]
+    (1: only a point the judge flags; 0.6 at factor 1.05: any point above x1.03)."""
+    if not _is_number(value) or not 0 < value <= 1:
+        raise UsageError(f"{where}: paired_screen must be a number in (0, 1], got {value!r}")
+    return float(value)
 
 
 def check_paired_seconds(value, where: str) -> float:
@@ -140,7 +150,8 @@ def check_regex(value, where: str) -> str:
 
 def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None,
                 paired_seconds: float | None = None, paired_bench: str | None = None,
-                paired_restarts: int | None = None, paired_confirm: int | None = None) -> GateConfig:
+                paired_restarts: int | None = None, paired_confirm: int | None = None,
+                paired_screen: float | None = None) -> GateConfig:
     """Read `path` (the default gate.toml may be absent); --factor, --passes and --paired on the CLI win."""
     data: dict = {}
     source = None
@@ -157,10 +168,12 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         source = path
     gate = data.get("gate", {})
     unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds", "paired_bench",
-                                                                 "paired_factor", "paired_restarts", "paired_confirm"}
+                                                                 "paired_factor", "paired_restarts", "paired_confirm",
+                                                                 "paired_screen"}
     if unknown:
         raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
-                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts, paired_confirm; "
+                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts, paired_confirm, "
+                         "paired_screen; "
                          "[[rule]]")
     p_threshold = gate.get("p_threshold", 0.002)
     if not _is_number(p_threshold) or not 0 < p_threshold < 1:
@@ -180,6 +193,8 @@ def load_config(path: str | None, *, factor: float | None = None, passes: int | 
         else check_passes(gate.get("paired_restarts", 1), f"{path}: [gate] paired_restarts"),
         paired_confirm=check_confirm(paired_confirm, "--paired-confirm") if paired_confirm is not None
         else check_confirm(gate.get("paired_confirm", 0), f"{path}: [gate]"),
+        paired_screen=check_screen(paired_screen, "--paired-screen") if paired_screen is not None
+        else check_screen(gate.get("paired_screen", 1.0), f"{path}: [gate]"),
         paired_bench=check_regex(paired_bench, "--paired-bench") if paired_bench is not None
         else (None if "paired_bench" not in gate else check_regex(gate["paired_bench"], f"{path}: [gate] paired_bench")),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
@@ -232,5 +247,5 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                   paired_factor=paired or factor or config.paired_factor or config.factor)
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_confirm", "check_factor", "check_paired_seconds", "check_passes",
+__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_confirm", "check_factor", "check_screen", "check_paired_seconds", "check_passes",
            "check_regex", "load_config", "policy_for"]

@@ -87,8 +87,10 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
         verdict.mode += (f"; then {config.paired_seconds:g} s of paired sampling per time_ or sampled track_ point (base and head "
                          "live in two processes, sampled in turn), median of per-block ratios")
         if config.paired_confirm:
-            verdict.mode += (f"; a point flagged on its pairs is sampled again, up to {config.paired_confirm} round(s) "
-                             "of fresh worker pairs, and judged on all its pairs")
+            screen = ("" if config.paired_screen >= 1 else
+                      f" (or above {config.paired_screen:g} of its factor's margin)")
+            verdict.mode += (f"; a point flagged on its pairs{screen} is sampled again, up to {config.paired_confirm} "
+                             "round(s) of fresh worker pairs, and judged on all its pairs")
     spec = None
     if config.paired_seconds > 0:
         from rlperf.gate.paired import PairedSpec
@@ -104,14 +106,17 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
 
 def _flagged_paired(config: GateConfig, bench):
     """The callback --run's confirming rounds ask (gate.interleave._confirm): which paired points the
-    judge, exactly as the verdict will run it, flags as regressions on the pairs gathered so far."""
+    judge, exactly as the verdict will run it, flags on the pairs gathered so far: a regression, or
+    (paired_screen < 1) a ratio above 1 + paired_screen x (the point's factor - 1). A screen below 1
+    buys detection: a true step whose first round fell just under the factor gets a second round."""
     def flagged(runs, pairs, block, head_meta: str) -> list[str]:
         base, head = representative([b for b, _ in runs]), representative([h for _, h in runs])
         env_map = pair_envs(base.envs, head.envs)
         values, keys = paired_values(pass_values(runs, env_map), pairs, block)
         findings = judge(select(base.points, bench), select(head.points, bench), config,
                          read_benchmark_meta(head_meta), env_map=env_map, pass_values=values, paired_keys=keys)
-        bad = {f.name for f in findings if f.status == "regression"}
+        bad = {f.name for f in findings if f.status == "regression" or (
+            f.status in ("ok", "noise") and f.ratio is not None and f.ratio > 1 + config.paired_screen * (f.factor - 1))}
         return sorted({name for env, name in keys if name in bad or f"{env}: {name}" in bad})
 
     return flagged
@@ -124,7 +129,7 @@ def _confirmed_notes(passes, findings) -> list[str]:
     status = {}
     for f in findings:
         status[f.name.rsplit(": ", 1)[-1]] = f.status
-    return [f"paired: {p.name} was flagged by its first round and sampled again ({p.confirm_rounds} round(s), "
+    return [f"paired: {p.name} was flagged by its first round (or passed the screen) and sampled again ({p.confirm_rounds} round(s), "
             f"{len(p.segments)} worker pairs in all): {status.get(p.name, 'not judged')} on all its pairs"
             for p in passes.paired.values() if p.confirm_rounds]
 
