@@ -9,6 +9,10 @@ other N cuts equal consecutive runs, which may span two pairs of workers.
 
 It needs no clone and measures nothing. The verdicts at the session's own N are those `gate_power.py`
 reached through `rlperf gate --no-run --passes-from`; the other N re-cut the same pairs.
+
+`--confirm K [--screen S]` judges each trial as `rlperf gate --paired-confirm 1 --paired-screen S`
+would: a trial above 1 + S x (factor - 1) is judged again with the pairs of the trial K later (past
+the end, K earlier) joined to its own, the confirming round (gate_power.confirm_folder, without a clone).
 """
 
 from __future__ import annotations
@@ -28,12 +32,31 @@ from rlperf.gate import paired  # noqa: E402
 from rlperf.gate.judge import _median_of_passes  # noqa: E402
 
 
-def flagged(point: paired.PointPairs, block: int, factor: float) -> bool | None:
+def ratio(point: paired.PointPairs, block: int) -> float | None:
+    """The gate's paired ratio of a point: the median of its per-block worse-ratios (gate.judge)."""
     got = _median_of_passes("lower", point.blocks(block))
-    return None if got is None else got[2] > factor
+    return None if got is None else got[2]
 
 
-def resample(work: str, trials: list[int], factors: list[float], injected: str) -> list[dict]:
+def flagged(point: paired.PointPairs, block: int, factor: float) -> bool | None:
+    got = ratio(point, block)
+    return None if got is None else got > factor
+
+
+def confirmed(point: paired.PointPairs, n: int, t: int, block: int, factor: float, offset: int,
+              screen: float) -> bool | None:
+    """Trial t's verdict after one confirming round with the pairs of trial t + offset (or t - offset)."""
+    first = ratio(trial_pairs(point, n, t), block)
+    if first is None or first <= 1 + screen * (factor - 1):
+        return None if first is None else False
+    other = t + offset if t + offset < n else t - offset
+    pooled = trial_pairs(point, n, t)
+    pooled.pairs += trial_pairs(point, n, other).pairs
+    return flagged(pooled, block, factor)
+
+
+def resample(work: str, trials: list[int], factors: list[float], injected: str, offset: int = 0,
+             screen: float = 1.0) -> list[dict]:
     with open(os.path.join(work, "sessions.json")) as fh:
         sessions = json.load(fh)["sessions"]
     pattern, rows = re.compile(injected), []
@@ -47,7 +70,8 @@ def resample(work: str, trials: list[int], factors: list[float], injected: str) 
                 cell = tally.setdefault(s["arm"], {"hit": 0, "n_inj": 0, "alarm": 0, "n_other": 0, "secs": []})
                 for p in points:
                     for t in range(n):
-                        verdict = flagged(trial_pairs(p, n, t), spec.block, factor)
+                        verdict = (confirmed(p, n, t, spec.block, factor, offset, screen) if offset
+                                   else flagged(trial_pairs(p, n, t), spec.block, factor))
                         if verdict is None:
                             continue
                         if s["arm"] != "null" and pattern.search(p.name):
@@ -58,7 +82,8 @@ def resample(work: str, trials: list[int], factors: list[float], injected: str) 
                             cell["n_other"] += 1
                 cell["secs"].append(spec.seconds / n)
             for arm, c in tally.items():
-                rows.append({"arm": arm, "trials_per_session": n, "factor": factor,
+                rows.append({"arm": arm, "trials_per_session": n, "factor": factor, "confirm": offset,
+                             "screen": screen,
                              "seconds_per_trial": min(c["secs"]), "detection": (c["hit"], c["n_inj"]),
                              "false_alarms_per_point": (c["alarm"], c["n_other"])})
     return rows
@@ -88,8 +113,15 @@ def main(argv=None) -> int:
     p.add_argument("--trials", default="60,30,15")
     p.add_argument("--factors", default="1.03,1.05,1.10")
     p.add_argument("--injected", required=True, help="regex of the injected points")
+    p.add_argument("--confirm", type=int, default=0, metavar="K",
+                   help="judge with one confirming round: the pairs of the trial K later (0: none)")
+    p.add_argument("--screen", type=float, default=1.0,
+                   help="with --confirm: re-sample above 1 + SCREEN x (factor - 1), in (0, 1] (default 1)")
     p.add_argument("--out-md")
     args = p.parse_args(argv)
+    if args.confirm < 0 or not 0 < args.screen <= 1:
+        print("paired_resample: error: --confirm must be >= 0 and --screen in (0, 1]", file=sys.stderr)
+        return 2
     if not os.path.isfile(os.path.join(args.work_dir, "sessions.json")):
         print(f"paired_resample: error: {args.work_dir} holds no sessions.json (a gate_power.py --work-dir)",
               file=sys.stderr)
@@ -100,10 +132,11 @@ def main(argv=None) -> int:
     except ValueError:
         print("paired_resample: error: --trials takes integers, --factors numbers", file=sys.stderr)
         return 2
-    if min(trials) < 1 or not all(f > 1 for f in factors):
-        print("paired_resample: error: --trials must be >= 1 and --factors > 1", file=sys.stderr)
+    if min(trials) < 1 or not all(f > 1 for f in factors) or (args.confirm and args.confirm >= min(trials)):
+        print("paired_resample: error: --trials must be >= 1, --factors > 1 and --confirm below --trials",
+              file=sys.stderr)
         return 2
-    text = to_markdown(resample(args.work_dir, trials, factors, args.injected),
+    text = to_markdown(resample(args.work_dir, trials, factors, args.injected, args.confirm, args.screen),
                        " ".join(["scripts/paired_resample.py", *(argv if argv is not None else sys.argv[1:])]))
     if args.out_md:
         from rlperf.gate.outputs import write_text_atomic
