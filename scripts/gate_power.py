@@ -315,6 +315,13 @@ def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str
     return out
 
 
+def confirm_trial(t: int, trials: int, offset: int) -> int | None:
+    """The trial whose pairs stand in for trial t's confirming round: `offset` later, else `offset`
+    earlier, else none (a session too short for the offset)."""
+    other = t + offset if t + offset < trials else t - offset
+    return other if other >= 0 else None
+
+
 def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str, offset: int = 1) -> str:
     """Trial t's passes folder with a confirming round (`--paired-confirm 1`, gate.interleave._confirm)
     for the points in `names`: the pairs of the trial `offset` later (t + offset; past the end,
@@ -324,7 +331,7 @@ def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str, of
     from rlperf.gate import paired
 
     spec, points, meta = paired.load(os.path.join(passes_dir, "paired.json"))
-    other = t + offset if t + offset < trials else t - offset
+    other = confirm_trial(t, trials, offset)
     folder = os.path.join(scratch, f"paired-t{t}-confirmed-{offset}")
     os.makedirs(folder)
     os.symlink(os.path.join(os.path.abspath(passes_dir), "pass-0"), os.path.join(folder, "pass-0"))
@@ -332,7 +339,7 @@ def confirm_folder(passes_dir: str, trials: int, t: int, names, scratch: str, of
     chunks = []
     for p in points:
         chunk = trial_pairs(p, trials, t)
-        if p.name in names and other >= 0:
+        if p.name in names and other is not None:
             more = trial_pairs(p, trials, other)
             chunk.pairs += more.pairs
             chunk.confirm_rounds = 1
@@ -402,9 +409,11 @@ def _confirmed(clone: str, base: str, arm: dict, args, judged: dict, where: tupl
     """The trial's verdict after one confirming round (`--paired-confirm 1 --paired-screen SCREEN`):
     unchanged when nothing passed the screen, else those points judged again on their pairs and
     those of the trial `offset` later (confirm_folder). where: (passes dir, trial, scratch, offset)."""
+    from rlperf.gate.judge import worth_confirming
+
     passes, index, scratch, offset = where
-    flagged = {name for name, p in judged["points"].items() if p["status"] == "regression" or (
-        p["status"] in ("ok", "noise") and p["ratio"] is not None and p["ratio"] > 1 + screen * (factor - 1))}
+    flagged = {name for name, p in judged["points"].items()
+               if worth_confirming(p["status"], p["ratio"], factor, screen)}
     if not flagged:
         return {**judged, "confirmed": []}
     folder = confirm_folder(passes, args.trials_per_block, index, flagged, scratch, offset)

@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from gate_power import trial_pairs, wilson  # noqa: E402
+from gate_power import confirm_trial, trial_pairs, wilson  # noqa: E402
 from rlperf.gate import paired  # noqa: E402
 from rlperf.gate.judge import _median_of_passes  # noqa: E402
 
@@ -49,9 +49,10 @@ def confirmed(point: paired.PointPairs, n: int, t: int, block: int, factor: floa
     first = ratio(trial_pairs(point, n, t), block)
     if first is None or first <= 1 + screen * (factor - 1):
         return None if first is None else False
-    other = t + offset if t + offset < n else t - offset
+    other = confirm_trial(t, n, offset)
     pooled = trial_pairs(point, n, t)
-    pooled.pairs += trial_pairs(point, n, other).pairs
+    if other is not None:
+        pooled.pairs += trial_pairs(point, n, other).pairs
     return flagged(pooled, block, factor)
 
 

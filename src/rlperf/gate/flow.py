@@ -13,7 +13,7 @@ from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
 from rlperf.gate.host import compare_hosts, differing
 from rlperf.gate.interleave import measure_interleaved, paired_values, pass_values, representative
-from rlperf.gate.judge import judge
+from rlperf.gate.judge import judge, worth_confirming
 from rlperf.gate.report import Verdict
 from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
                                  load_benchmark_meta, load_commit, pair_envs, read_benchmark_meta, select)
@@ -115,8 +115,7 @@ def _flagged_paired(config: GateConfig, bench):
         values, keys = paired_values(pass_values(runs, env_map), pairs, block)
         findings = judge(select(base.points, bench), select(head.points, bench), config,
                          read_benchmark_meta(head_meta), env_map=env_map, pass_values=values, paired_keys=keys)
-        bad = {f.name for f in findings if f.status == "regression" or (
-            f.status in ("ok", "noise") and f.ratio is not None and f.ratio > 1 + config.paired_screen * (f.factor - 1))}
+        bad = {f.name for f in findings if worth_confirming(f.status, f.ratio, f.factor, config.paired_screen)}
         return sorted({name for env, name in keys if name in bad or f"{env}: {name}" in bad})
 
     return flagged

@@ -150,6 +150,13 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
     return finding(status, ratio=ratio, method=method, detail=detail)
 
 
+def worth_confirming(status: str, ratio: float | None, factor: float, screen: float = 1.0) -> bool:
+    """Whether a confirming round re-samples a paired point (gate.interleave._confirm): flagged as a
+    regression, or, with screen < 1, above 1 + screen x (factor - 1) though under the factor."""
+    return status == "regression" or (status in ("ok", "noise") and ratio is not None
+                                      and ratio > 1 + screen * (factor - 1))
+
+
 def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict], *,
           env_map: dict[str, str] | None = None, accept_changed=(), pass_values=None,
           paired_keys=frozenset()) -> list[Finding]:
@@ -182,4 +189,4 @@ def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict
     return findings
 
 
-__all__ = ["BLOCKING", "Finding", "accepted_by", "judge", "judge_point"]
+__all__ = ["BLOCKING", "Finding", "accepted_by", "judge", "judge_point", "worth_confirming"]

@@ -57,7 +57,7 @@ class PointPairs:
     kind: str = "time"  # time: seconds of `number` calls; track: the value one call returned
     segments: list[int] = field(default_factory=list)  # pairs from each successive pair of workers
     wall: float = 0.0  # seconds the point took, worker start-ups included
-    confirm_rounds: int = 0  # rounds sampled again because the first flagged it (gate.interleave.confirm)
+    confirm_rounds: int = 0  # rounds sampled again because the first flagged it (gate.interleave._confirm)
     skipped: str | None = None
     error: str | None = None
 
