@@ -295,6 +295,29 @@ def test_a_flagged_point_is_sampled_again_into_the_same_pairs(tmp_path):
     assert back.confirm_rounds == 1
 
 
+def test_a_point_whose_confirming_round_fails_does_not_stop_the_others(monkeypatch, tmp_path):
+    """_confirm: a flagged point whose round gave no pairs keeps its earlier pairs and is not retried,
+    while the other flagged points go on being confirmed in every round."""
+    commits = {side: type("C", (), {"worktree": str(tmp_path), "env": "python"})() for side in ("base", "head")}
+    monkeypatch.setattr(paired, "bench_dir_of", lambda worktree: worktree)
+    broken, healthy = "m.time_broken", "m.time_healthy"
+    pairs = {n: paired.PointPairs(name=n, number=2, pairs=[(1.0, 1.2)], segments=[1]) for n in (broken, healthy)}
+    sampled = []
+
+    def sample_point(name, sides, spec, log, number):
+        sampled.append(name)
+        if name == broken:
+            return paired.PointPairs(name=name, number=number, error="worker died")
+        return paired.PointPairs(name=name, number=number, pairs=[(1.0, 1.2)], segments=[1])
+
+    monkeypatch.setattr(paired, "sample_point", sample_point)
+    interleave._confirm(commits, pairs, spec=None, still_flagged=lambda got: [broken, healthy], rounds=3,
+                        echo=lambda *_: None)
+    assert sampled == [broken, healthy, healthy, healthy]
+    assert (len(pairs[broken].pairs), pairs[broken].confirm_rounds) == (1, 0)
+    assert (len(pairs[healthy].pairs), pairs[healthy].confirm_rounds) == (4, 3)
+
+
 def test_rounds_of_other_calls_per_sample_do_not_join():
     point = paired.PointPairs(name="x", number=4, pairs=[(1.0, 1.0)], segments=[1])
     with pytest.raises(ValueError, match="calls per sample"):

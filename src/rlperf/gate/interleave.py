@@ -126,8 +126,9 @@ def _confirm(commits: dict, pairs: dict, spec, still_flagged, rounds: int, echo)
     from rlperf.gate import paired
 
     sides = _sides(commits)
+    given_up = set()  # points whose confirming round gave no pairs: their earlier pairs stand, the rest go on
     for round_index in range(rounds):
-        names = [n for n in still_flagged(pairs) if n in pairs]
+        names = [n for n in still_flagged(pairs) if n in pairs and n not in given_up]
         if not names:
             return
         for name in names:
@@ -136,7 +137,8 @@ def _confirm(commits: dict, pairs: dict, spec, still_flagged, rounds: int, echo)
             if not more.pairs:
                 echo(f"rlperf gate: the confirming round of {name} gave no pairs ({more.error or more.skipped}): "
                      "its earlier pairs stand")
-                return
+                given_up.add(name)
+                continue
             paired.extend(pairs[name], more)
 
 
