@@ -176,6 +176,22 @@ def test_two_result_sets_that_differ_only_by_host_are_refused(setup):
     assert setup["verdict"]()["counts"] == {"improved": 45}
 
 
+@pytest.mark.parametrize("base_flags, head_flags, code", [
+    ("aaaa", "bbbb", GateExit.INFRASTRUCTURE),  # another CPU under the same model string: refused
+    ("unrecorded", "bbbb", GateExit.OK),  # stored before the facet existed (scripts/stamp_host_facet.py)
+    (None, "bbbb", GateExit.OK),  # absent: not known either
+])
+def test_the_cpu_flags_facet_refuses_only_when_both_sides_recorded_it(setup, base_flags, head_flags, code):
+    base = {"b.S.time_x": bench(1.0, samples=spread(1.0))}
+    store(setup, base, base, base_kw={"host": {"cpu_flags": base_flags}} if base_flags else {},
+          head_kw={"host": {"cpu_flags": head_flags}})
+    assert setup["gate"]() == code
+    if code:
+        assert "cpu_flags: base 'aaaa', head 'bbbb'" in setup["verdict"]()["errors"][0]
+    else:
+        assert "cpu_flags unrecorded on one side" in setup["verdict"]()["host"]
+
+
 def _fp(canary: float, flags: str = "abc") -> dict:
     q = {"best": canary * 0.99, "median": canary, "min": canary * 0.99, "max": canary * 1.01, "samples": [canary]}
     return {"schema": fingerprint.SCHEMA, "static": {"cpu_flags_sha256": flags},

@@ -11,7 +11,7 @@ from rlperf.asvtools.machine_file import machine_entry
 from rlperf.cli import main
 from rlperf.measure.machine import machine_identity, machine_name
 
-FACETS = ("cpu", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory", "driver", "cuda", "torch", "numba")
+FACETS = ("cpu", "cpu_flags", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory", "driver", "cuda", "torch", "numba")
 
 
 @pytest.fixture
@@ -56,3 +56,21 @@ def test_print_name_and_json(home, capsys, monkeypatch):
 def test_name_without_write_is_a_usage_error(home, capsys):
     assert main(["machine", "--name", "x"]) == 2
     assert "--write" in capsys.readouterr().err
+
+
+def test_the_cpu_flags_facet_is_the_fingerprints_hash():
+    from rlperf.asvtools.fingerprint import static_facts
+
+    assert machine_entry(name="box")["cpu_flags"] == static_facts()["cpu_flags_sha256"]
+
+
+def test_a_stale_entry_is_rewritten_and_a_current_one_left_alone(home, monkeypatch):
+    """A runner's home that outlives its host must not stamp the new host's results with old facts."""
+    from rlperf.asvtools import run_commit
+
+    stale = {**machine_entry(name="runner"), "cpu_flags": "0ld0ld0ld0ld0ld0"}
+    (home / ".asv-machine.json").write_text(json.dumps({"runner": stale, "version": 1}))
+    run_commit.ensure_machine("runner")
+    assert json.loads((home / ".asv-machine.json").read_text())["runner"] == machine_entry(name="runner")
+    monkeypatch.setattr(run_commit, "write_machine_file", lambda **kw: pytest.fail("rewrote a current entry"))
+    run_commit.ensure_machine("runner")

@@ -51,24 +51,34 @@ def _write_results(results: Path, shas: list[str], entry: dict) -> None:
         res.save(str(results))
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    repo = tmp_path_factory.mktemp("siterepo")
+def _repo(repo: Path, commits: int) -> tuple[list[str], dict]:
+    """A git repository of `commits` commits configured by the project's asv.conf.json: (shas, conf)."""
     _git(repo, "init", "-q", "-b", "main")
     shas = []
-    for i in range(3):
+    for i in range(commits):
         (repo / "f.txt").write_text(str(i))
         _git(repo, "add", "-A")
         _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", f"c{i}")
         shas.append(_git(repo, "rev-parse", "HEAD"))
     conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
     (repo / "asv.conf.json").write_text(json.dumps(conf))
-    entry = machine_entry(name=MACHINE)
-    _write_results(repo / conf["results_dir"], shas, entry)
+    return shas, conf
+
+
+def _publish(repo: Path, conf: dict) -> Path:
     proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(repo / "asv.conf.json")],
                           capture_output=True, text=True, cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return repo / conf["html_dir"], entry
+    return repo / conf["html_dir"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("siterepo")
+    shas, conf = _repo(repo, 3)
+    entry = machine_entry(name=MACHINE)
+    _write_results(repo / conf["results_dir"], shas, entry)
+    return _publish(repo, conf), entry
 
 
 def test_publish_writes_the_site_and_one_graph_per_benchmark(site):
@@ -84,6 +94,22 @@ def test_machine_identity_keys_become_site_facets(site):
     for facet in ("gpu", "gpu_count", "cuda", "driver", "torch", "numba"):
         assert index["params"][facet] == [entry[facet]], facet
     assert index["benchmarks"]["bench_fixture.Suite.track_speedup"]["direction"] == "higher"
+
+
+def test_a_second_cpu_under_the_same_name_draws_its_own_series(tmp_path):
+    """The cpu_flags facet: two hosts with one model string and one machine name give two graphs."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shas, conf = _repo(repo, 4)
+    entry = machine_entry(name=MACHINE)
+    results = repo / conf["results_dir"]
+    _write_results(results, shas[:2], {**entry, "cpu_flags": "aaaa"})
+    _write_results(results, shas[2:], {**entry, "cpu_flags": "bbbb"})
+    html = _publish(repo, conf)
+    assert sorted(json.loads((html / "index.json").read_text())["params"]["cpu_flags"]) == ["aaaa", "bbbb"]
+    dirs = sorted(part for p in (html / "graphs").rglob("bench_fixture.Suite.track_speedup.json")
+                  for part in p.parts if part.startswith("cpu_flags-"))
+    assert dirs == ["cpu_flags-aaaa", "cpu_flags-bbbb"], dirs
 
 
 # --- The committed history ----------------------------------------------------------------------------
@@ -115,9 +141,18 @@ def test_publishing_the_committed_results_skips_nothing(committed_site):
 def test_the_backfilled_machine_draws_lines_with_history(committed_site):
     html, _ = committed_site
     graphs = [p for p in (html / "graphs").rglob("bench_env.EnvFused.time_fused.json")
-              if f"machine-{HISTORY_MACHINE}" in p.parts]
-    assert graphs, f"no graph for {HISTORY_MACHINE}"
+              if f"machine-{HISTORY_MACHINE}" in p.parts and "cpu_flags-unrecorded" not in p.parts
+              and any(part.startswith("cpu_flags-") for part in p.parts)]
+    assert graphs, f"no graph of a recorded host for {HISTORY_MACHINE}"
     series = json.loads(graphs[0].read_text())  # [[revision, [value per parameter point]], ...]
     measured = [sum(v is not None for v in (values if isinstance(values, list) else [values]))
                 for _, values in series]
     assert sum(1 for n in measured if n) >= 3, series  # at least three commits carry values
+
+
+def test_every_committed_result_names_its_cpu_or_says_it_is_unrecorded():
+    """asv keys a series by every param: a result without cpu_flags would draw apart from its host's
+    series for that alone (scripts/stamp_host_facet.py fills in results stored before the facet)."""
+    missing = [str(p.relative_to(ROOT)) for p in (ROOT / "results" / "asv").glob("*/*.json")
+               if "cpu_flags" not in (json.loads(p.read_text()).get("params") or json.loads(p.read_text()))]
+    assert not missing, missing

@@ -11,7 +11,6 @@ and driver. Measured parts (each a few repeats, so their own noise is stored too
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -19,6 +18,7 @@ import shutil
 import statistics
 import time
 
+from rlperf.measure.machine import cpu_flags_sha256, cpu_model
 from rlperf.report.jsonio import write_json
 
 SCHEMA = "rlperf.fingerprint/1"
@@ -27,29 +27,13 @@ SUFFIX = ".fingerprint"
 COPY_BYTES = 32 << 20
 
 
-def _cpuinfo() -> tuple[str, str]:
-    """(CPU model, sorted CPU flags) from /proc/cpuinfo; the platform's words where there is none."""
-    model, flags = "", ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if not model and line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                elif not flags and line.startswith(("flags", "Features")):
-                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
-    return model or platform.processor() or platform.machine(), flags
-
-
 def static_facts() -> dict:
     """What identifies the host without measuring it (cheap, exact; GPU and driver are in asv's params)."""
     import psutil
 
-    model, flags = _cpuinfo()
     return {
-        "cpu": model,
-        "cpu_flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16],
+        "cpu": cpu_model(),
+        "cpu_flags_sha256": cpu_flags_sha256(),
         "kernel": platform.release(),
         "num_cpu": os.cpu_count() or 1,
         "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),

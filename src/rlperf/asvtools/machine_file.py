@@ -15,6 +15,7 @@ from rlperf.measure.machine import machine_identity, machine_name
 # identity key -> machine-file key; volatile facts (available RAM at start) are left out on purpose,
 # since any value that changes between runs splits the site's graphs into separate lines.
 _FACETS = {
+    "cpu_flags": "cpu_flags",  # a different CPU under the same model string starts its own series
     "gpu": "gpu",
     "gpu_count": "gpu_count",
     "gpu_memory_bytes": "gpu_memory",

@@ -21,7 +21,7 @@ from asv.machine import MachineCollection
 from rlperf.asvtools import git
 from rlperf.asvtools.conf import write_run_conf
 from rlperf.asvtools.fingerprint import fingerprint, store
-from rlperf.asvtools.machine_file import machine_file_path, write_machine_file
+from rlperf.asvtools.machine_file import machine_entry, machine_file_path, write_machine_file
 from rlperf.gate.exitcodes import InfrastructureError, SuiteImportError
 from rlperf.gate.results import has_results
 
@@ -48,13 +48,20 @@ def _stream(cmd: list[str], env: dict, cwd: str, echo) -> tuple[int, str]:
 
 
 def ensure_machine(name: str) -> None:
-    """Write this machine's entry under `name` unless asv's machine file already has one."""
+    """Write this host's entry under `name` unless asv's machine file already holds exactly it.
+
+    Why rewrite a stale entry: asv copies the entry into every result's params, and a runner whose
+    home survives a re-image or a move to another CPU would otherwise stamp the new host's results
+    with the old host's facts, which keeps one series across a host change (docs/gate.md)."""
     try:
-        MachineCollection.load(name)
+        stored = MachineCollection.load(name)
     except Exception:  # asv raises UserError for an unknown name and ValueError for a bad file
-        write_machine_file(name=name)
-        if not os.path.isfile(machine_file_path()):
-            raise InfrastructureError(f"could not write asv machine file {machine_file_path()}") from None
+        stored = None
+    if stored == machine_entry(name=name):
+        return
+    write_machine_file(name=name)
+    if not os.path.isfile(machine_file_path()):
+        raise InfrastructureError(f"could not write asv machine file {machine_file_path()}") from None
 
 
 def install_overlay(worktree: str, target: str, echo) -> None:

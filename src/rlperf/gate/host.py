@@ -1,7 +1,8 @@
 """Were base and head measured on the same host? Static facts must match; measured ones within their noise.
 
 Two sources, both compared when present: the host params asv copies into every result (os = kernel,
-cpu, num_cpu, ram, gpu, driver: always there) and the fingerprint sidecar the gate writes
+cpu, cpu_flags, num_cpu, ram, gpu, driver; a param stored as "unrecorded" or absent on one side, as in
+results older than it, is left out and named) and the fingerprint sidecar the gate writes
 (rlperf.asvtools.fingerprint: CPU flags hash plus the canary, host copy and H2D measurements).
 A measured quantity differs when the ratio of its best repeats (least disturbed by neighbours)
 exceeds 1 + max(MIN_BAND, 2 x (spread of base + spread of head)), where a spread is (max - min) /
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlperf.gate.results import HOST_KEYS
+from rlperf.gate.results import HOST_KEYS, UNRECORDED
 
 MIN_BAND = 1.0  # the narrowest band of a measured part (see the module docstring for why it is wide)
 
@@ -62,8 +63,11 @@ def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
                   base_fp: dict | None, head_fp: dict | None) -> HostCheck:
     """Static host params from the results, then the fingerprints when both commits have one."""
     bp, hp = _host_params(base_envs), _host_params(head_envs)
+    unknown = sorted(k for k in set(bp) | set(hp) if UNRECORDED in (bp.get(k, UNRECORDED), hp.get(k, UNRECORDED)))
+    for key in unknown:  # stored before the param existed (absent, or stamped so): not comparable
+        bp.pop(key, None), hp.pop(key, None)
     diffs = differing(bp, hp)
-    compared = "asv host params"
+    compared = "asv host params" + (f" ({', '.join(unknown)} unrecorded on one side)" if unknown else "")
     if base_fp and head_fp:
         compared += " + fingerprints"
         bs, hs = base_fp.get("static", {}), head_fp.get("static", {})

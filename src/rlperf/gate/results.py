@@ -23,7 +23,11 @@ from rlperf.gate.exitcodes import InfrastructureError
 
 # Result params that describe the host (asv's machine fields and rlperf's host facets). Everything
 # else in a result's params (python, torch, numba, numpy, cuda, requirements) is the Python identity.
-HOST_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory", "driver")
+HOST_KEYS = ("machine", "os", "arch", "cpu", "cpu_flags", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory",
+             "driver")
+# The value of a host param that a result was stored without (scripts/stamp_host_facet.py): not known,
+# so it neither matches nor contradicts the other side.
+UNRECORDED = "unrecorded"
 
 
 @dataclass(frozen=True)
@@ -195,5 +199,5 @@ def describe_identity_mismatch(base_envs: dict[str, dict], head_envs: dict[str, 
     return ", ".join(f"{k}: base {base.get(k)!r}, head {head.get(k)!r}" for k in diff[:6]) or "no common key"
 
 
-__all__ = ["HOST_KEYS", "CommitResults", "Point", "compile_bench", "describe_identity_mismatch", "has_results",
+__all__ = ["HOST_KEYS", "UNRECORDED", "CommitResults", "Point", "compile_bench", "describe_identity_mismatch", "has_results",
            "load_benchmark_meta", "load_commit", "load_points", "pair_envs", "python_identity", "select"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import platform
 import re
@@ -10,15 +11,31 @@ import shutil
 import subprocess
 
 
-def _cpu_model() -> str:
+def _cpuinfo_value(*keys: str) -> str:
+    """The first /proc/cpuinfo value under any of `keys` ('' where there is none, as off Linux)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
-                if line.startswith("model name"):
+                if line.startswith(keys):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return ""
+
+
+def cpu_model() -> str:
+    """The CPU model string (the platform's words where /proc/cpuinfo has none)."""
+    return _cpuinfo_value("model name") or platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags_sha256() -> str:
+    """First 16 hex digits of the sha256 of the sorted CPU flags.
+
+    Why: a cloud pool can hand out a different CPU generation under the very same model string
+    ('Intel(R) Xeon(R) Processor', 'AMD EPYC'); the flags are what tells them apart (docs/gate.md)."""
+    flags = " ".join(sorted(_cpuinfo_value("flags", "Features").split()))
+    return hashlib.sha256(flags.encode()).hexdigest()[:16]
 
 
 def _ram_bytes() -> tuple[int, int]:
@@ -61,7 +78,8 @@ def machine_identity() -> dict:
 
     total, available = _ram_bytes()
     ident = {
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
+        "cpu_flags": cpu_flags_sha256(),
         "num_cpu": os.cpu_count() or 1,
         "ram_bytes": total,
         "ram_available_bytes_at_start": available,
