@@ -42,6 +42,7 @@ def test_allow_host_change_appends_and_says_so(where):
     _store(w.results_dir, "b" * 40, {**fingerprint.static_facts(), "num_cpu": 999}, "2026-12-02T05:00:00Z")
     code, messages = flow.backfill(w, "NEW:main", allow_host_change=True)
     assert code == GateExit.OK and ran == [SHA] and messages[0].startswith("HOST CHANGED")
+    assert "own series" in messages[0]  # the host facts are result params: a line of its own, not a step
 
 
 def test_the_newest_fingerprint_is_the_history_host(where):

@@ -293,9 +293,10 @@ def backfill(where: Where, spec: str, echo=print, allow_host_change: bool = Fals
         return GateExit.INFRASTRUCTURE, [
             f"this host is not the one the history of machine {where.machine!r} was last measured on: "
             f"{'; '.join(changed)}. Start a series for it with --machine NEW-NAME (and `rlperf machine --write "
-            "--name NEW-NAME`), or pass --allow-host-change to append anyway (the graph will show the step)"]
+            "--name NEW-NAME`), or pass --allow-host-change to append anyway (its results draw their own "
+            "line on the site: the host facts are part of every result's params)"]
     if changed:
-        messages.append(f"HOST CHANGED, appended anyway (--allow-host-change): {'; '.join(changed)}")
+        messages.append(f"HOST CHANGED, appended anyway as its own series (--allow-host-change): {'; '.join(changed)}")
     for sha in commits:
         if has_results(where.results_dir, where.machine, sha):
             messages.append(f"{sha[:12]}: already stored")
