@@ -55,7 +55,7 @@ fi
 server=$!
 trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"' EXIT
 for _ in $(seq 50); do
-  "$PY" - "$PORT" <<'PY' && break || sleep 0.1
+  "$PY" - "$PORT" 2>/dev/null <<'PY' && break || sleep 0.1  # quiet while the server starts
 import sys, urllib.request
 urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/index.html", timeout=1)
 PY
