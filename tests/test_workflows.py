@@ -156,6 +156,58 @@ def test_publish_builds_the_asv_site_for_pages():
     assert any("asv publish" in s.get("run", "") for s in steps)
 
 
+# --- Actions pinned by commit ---------------------------------------------------------------------------
+#
+# A tag (`@v4`) can be moved to other code by whoever controls the action's repository; a full commit SHA
+# cannot. The version stays beside it as a comment for readers and for updates.
+
+_USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[^@\s#]+)@(?P<ref>[^\s#]+)(?:\s+#\s*(?P<version>\S+))?\s*$")
+
+
+def _unpinned(text: str) -> list[str]:
+    """The `uses:` lines of a workflow that are not `owner/action@<40 hex> # vX.Y.Z`."""
+    bad = []
+    for line in text.splitlines():
+        if re.match(r"^\s*(?:-\s+)?uses:", line):
+            m = _USES.match(line)
+            if not (m and re.fullmatch(r"[0-9a-f]{40}", m["ref"]) and m["version"]
+                    and re.fullmatch(r"v\d+\.\d+\.\d+", m["version"])):
+                bad.append(line.strip())
+    return bad
+
+
+def _all_uses(data: dict) -> list[str]:
+    return [step["uses"] for job in data["jobs"].values() for step in job.get("steps", []) if "uses" in step]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_full_commit_sha_with_its_version(path):
+    text = path.read_text()
+    assert not _unpinned(text), path.name
+    # every `uses:` the YAML holds is one of the lines checked above (none hides in a flow mapping)
+    lines = [_USES.match(line) for line in text.splitlines() if _USES.match(line)]
+    assert sorted(_all_uses(_load(path.name))) == sorted(f"{m['action']}@{m['ref']}" for m in lines)
+
+
+def test_each_action_has_one_pin_across_the_workflows():
+    pins: dict[str, set[tuple[str, str]]] = {}
+    for path in FILES:
+        for line in path.read_text().splitlines():
+            m = _USES.match(line)
+            if m:
+                pins.setdefault(m["action"], set()).add((m["ref"], m["version"]))
+    assert pins and all(len(found) == 1 for found in pins.values()), pins
+
+
+def test_the_pin_check_rejects_tags_short_shas_and_missing_versions():
+    sha = "11bd71901bbe5b1630ceea73d27597364c9af683"
+    assert not _unpinned(f"      - uses: actions/checkout@{sha} # v4.2.2\n")
+    for line in ("- uses: actions/checkout@v4", "- uses: actions/checkout@11bd719",
+                 f"- uses: actions/checkout@{sha}", f"- uses: actions/checkout@{sha} # v4",
+                 f"  uses: actions/checkout@{sha.upper()} # v4.2.2", "  uses: actions/checkout@main # v4.2.2"):
+        assert _unpinned(line) == [line.strip()], line
+
+
 # --- The guard: who may run code on the self-hosted runners --------------------------------------------
 #
 # The guard is evaluated with .ci/gha_expr.py, a small evaluator of the expression shapes the workflows
