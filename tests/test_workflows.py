@@ -121,7 +121,7 @@ def test_no_workflow_uses_pull_request_target():
 
 def test_permissions_are_empty_at_the_top_and_minimal_per_job():
     allowed = {("gate.yml", "comment"): {"pull-requests": "write"},
-               ("nightly.yml", "nightly"): {"contents": "write"},
+               ("nightly.yml", "commit"): {"contents": "write"},
                ("publish.yml", "deploy"): {"pages": "write", "id-token": "write"}}
     for path in FILES:
         data = _load(path.name)
@@ -136,15 +136,131 @@ def test_checkouts_keep_no_credentials_except_the_nightly_push():
             for step in job["steps"]:
                 if step.get("uses", "").startswith("actions/checkout"):
                     keep = step["with"].get("persist-credentials", True)
-                    assert keep is (path.name == "nightly.yml"), (path.name, name)
+                    assert keep is ((path.name, name) == ("nightly.yml", "commit")), (path.name, name)
 
 
-def test_nightly_backfills_new_commits_and_commits_results():
+def _github_hosted(job: dict) -> bool:
+    return isinstance(job["runs-on"], str) and job["runs-on"].startswith("ubuntu-")
+
+
+def test_no_write_token_and_no_kept_credentials_on_a_self_hosted_runner():
+    """The self-hosted runners run PR code (gate.yml): a token that can write must never be on them."""
+    for path in FILES:
+        for name, job in _load(path.name)["jobs"].items():
+            if _github_hosted(job):
+                continue
+            assert "write" not in job["permissions"].values(), (path.name, name)
+            for step in job["steps"]:
+                if step.get("uses", "").startswith("actions/checkout"):
+                    assert step["with"]["persist-credentials"] is False, (path.name, name)
+
+
+def test_nightly_measures_on_the_runners_and_commits_from_a_github_hosted_job():
     nightly = _load("nightly.yml")
-    assert nightly["on"]["schedule"] and nightly["jobs"]["nightly"]["permissions"] == {"contents": "write"}
-    assert _runner_labels(nightly["jobs"]["nightly"]) == {"xeon", "gpu"}
-    script = "\n".join(run for _, _, run in _runs(nightly))
-    assert "rlperf gate --backfill" in script and "git push" in script
+    measure, commit = nightly["jobs"]["measure"], nightly["jobs"]["commit"]
+    assert nightly["on"]["schedule"] and _runner_labels(measure) == {"xeon", "gpu"}
+    assert measure["permissions"] == {"contents": "read"} and "rlperf gate --backfill" in _script(measure)
+    assert "git push" not in _script(measure)
+    upload = next(s for s in measure["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["name"] == "perf-nightly-${{ matrix.machine }}" and upload["with"]["path"] == "nightly-out/"
+    assert _github_hosted(commit) and commit["needs"] == "measure" and commit["permissions"] == {"contents": "write"}
+    script = _script(commit)
+    assert "git push" in script
+    # the job with the token runs no code of the repository's: no environment, no Python, no make
+    assert not re.search(r"\bmake\b|\.venv|python|-m rlperf|rlperf gate", script)
+    assert not any(s.get("uses", "").startswith(("actions/setup-python", "actions/github-script"))
+                   for s in commit["steps"])
+
+
+# --- The nightly's commit step, run for real on a local origin --------------------------------------------
+
+def _git(*args, cwd):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def nightly_clone(tmp_path):
+    """A bare origin whose main holds results, and a clone of it as the commit job's checkout."""
+    seed, origin, work = tmp_path / "seed", tmp_path / "origin.git", tmp_path / "work"
+    (seed / "results/asv/ci-xeon").mkdir(parents=True)
+    (seed / "results/asv/ci-xeon/old.json").write_text("{}\n")
+    (seed / "results/asv/benchmarks.json").write_text('{"v": 1}\n')
+    _git("init", "-q", "-b", "main", cwd=seed)
+    _git("add", "-A", cwd=seed)
+    _git("commit", "-qm", "seed", cwd=seed)
+    _git("clone", "-q", "--bare", str(seed), str(origin), cwd=tmp_path)
+    _git("clone", "-q", str(origin), str(work), cwd=tmp_path)
+    return origin, work
+
+
+def _artifact(work: Path, machine: str, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        f = work / "nightly" / f"perf-nightly-{machine}" / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+
+
+def _commit_step(work: Path) -> subprocess.CompletedProcess:
+    job = _load("nightly.yml")["jobs"]["commit"]
+    script = next(s["run"] for s in job["steps"] if s.get("name") == "Commit results")
+    return subprocess.run(["bash", "-e", "-c", script], cwd=work, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **job["env"]})
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+def test_the_measure_job_hands_on_only_its_new_and_changed_result_files(nightly_clone):
+    _, work = nightly_clone
+    (work / "results/asv/ci-xeon/new.json").write_text("{}\n")
+    (work / "results/asv/benchmarks.json").write_text('{"v": 2}\n')
+    (work / "results/asv/ci-gpu").mkdir()
+    (work / "results/asv/ci-gpu/other.json").write_text("{}\n")  # another machine's: not this job's
+    (work / "stray.txt").write_text("x\n")
+    job = _load("nightly.yml")["jobs"]["measure"]
+    script = next(s["run"] for s in job["steps"] if s.get("name") == "Collect the new and changed result files")
+    env = {**os.environ, "RESULTS": job["env"]["RESULTS"], "RLPERF_MACHINE": "ci-xeon"}
+    proc = subprocess.run(["bash", "-e", "-c", script], cwd=work, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = work / "nightly-out"
+    assert sorted(str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()) == \
+        ["results/asv/benchmarks.json", "results/asv/ci-xeon/new.json"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+def test_the_commit_job_commits_each_machines_results_to_main(nightly_clone):
+    origin, work = nightly_clone
+    _artifact(work, "ci-xeon", {"results/asv/ci-xeon/new.json": "{}\n", "results/asv/benchmarks.json": '{"v": 2}\n'})
+    _artifact(work, "ci-gpu", {"results/asv/ci-gpu/machine.json": "{}\n"})
+    proc = _commit_step(work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = _git("log", "--format=%s", "main", cwd=origin).splitlines()
+    assert [s.split(" 20")[0] for s in log[:2]] == ["results: nightly ci-xeon", "results: nightly ci-gpu"]
+    files = set(_git("ls-tree", "-r", "--name-only", "main", cwd=origin).splitlines())
+    assert {"results/asv/ci-xeon/new.json", "results/asv/ci-xeon/old.json", "results/asv/ci-gpu/machine.json"} <= files
+    assert _git("show", "main:results/asv/benchmarks.json", cwd=origin) == '{"v": 2}'
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+@pytest.mark.parametrize("stray", [".github/workflows/gate.yml", "results/asv/ci-xeon/x.json", "Makefile"])
+def test_the_commit_job_refuses_an_artifact_that_reaches_outside_its_results(nightly_clone, stray):
+    origin, work = nightly_clone
+    before = _git("rev-parse", "main", cwd=origin)
+    _artifact(work, "ci-xeon", {"results/asv/ci-xeon/new.json": "{}\n"})  # a good one, checked first
+    _artifact(work, "ci-gpu", {"results/asv/ci-gpu/new.json": "{}\n", stray: "planted\n"})
+    proc = _commit_step(work)
+    assert proc.returncode != 0 and "holds files outside" in proc.stdout
+    assert _git("rev-parse", "main", cwd=origin) == before  # nothing pushed
+    assert _git("rev-parse", "HEAD", cwd=work) == before  # nothing committed either
+    assert not (work / stray).exists()  # checked before anything was copied
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+def test_the_commit_job_without_artifacts_commits_nothing(nightly_clone):
+    origin, work = nightly_clone
+    before = _git("rev-parse", "main", cwd=origin)
+    proc = _commit_step(work)
+    assert proc.returncode == 0 and "no new results" in proc.stdout
+    assert _git("rev-parse", "main", cwd=origin) == before
 
 
 def test_publish_builds_the_asv_site_for_pages():
