@@ -121,6 +121,7 @@ def test_no_workflow_uses_pull_request_target():
 
 def test_permissions_are_empty_at_the_top_and_minimal_per_job():
     allowed = {("gate.yml", "comment"): {"pull-requests": "write"},
+               ("gate.yml", "guard"): {"pull-requests": "read"},
                ("nightly.yml", "commit"): {"contents": "write"},
                ("publish.yml", "deploy"): {"pages": "write", "id-token": "write"}}
     for path in FILES:
@@ -357,7 +358,7 @@ GUARD_CASES = {  # event -> may PR code run on the self-hosted runners?
 
 
 def _guard() -> str:
-    return _load("gate.yml")["jobs"]["base"]["if"]
+    return _load("gate.yml")["jobs"]["guard"]["if"]
 
 
 @pytest.mark.parametrize("case", GUARD_CASES, ids=str)
@@ -366,12 +367,113 @@ def test_the_guard_lets_only_trusted_code_onto_the_runners(case):
     assert bool(evaluate(_guard(), context)) is allowed
 
 
+def _needs(job: dict) -> list[str]:
+    needs = job.get("needs", [])
+    return [needs] if isinstance(needs, str) else needs
+
+
 def test_every_job_that_runs_pr_code_is_behind_the_guard():
     jobs = _load("gate.yml")["jobs"]
+    guard = jobs["guard"]
+    assert _github_hosted(guard) and not _needs(guard)
+    assert not any(s.get("uses", "").startswith("actions/checkout") or "run" in s for s in guard["steps"])
+    assert list(jobs)[0] == "guard"  # .ci/workflow_steps.py runs the jobs in file order
+
+    def upstream(name: str) -> set[str]:
+        return set(_needs(jobs[name])).union(*(upstream(n) for n in _needs(jobs[name])))
+
     for name, job in jobs.items():
-        if job["runs-on"] != "ubuntu-latest":  # self-hosted: must be the guarded job or depend on it
-            assert name == "base" or "base" in ([job["needs"]] if isinstance(job["needs"], str) else job["needs"])
-            assert name == "base" or "always()" not in job.get("if", ""), name  # would run past a skipped base
+        if not _github_hosted(job):  # self-hosted: runs PR code, so only past a guard that succeeded
+            assert "guard" in upstream(name), name
+            assert "always()" not in job.get("if", "") and "cancelled()" not in job.get("if", ""), name
+    assert _needs(jobs["base"]) == ["guard"] and "if" not in jobs["base"]
+
+
+# --- The guard's approval check (github-script), run under node with a stand-in for GitHub's API ------------
+
+HEAD = "a" * 40
+OLD = "b" * 40
+WRITERS = {"maint": "write", "owner": "admin", "reader": "read"}
+
+
+def _review(user: str, state: str, commit: str = HEAD) -> dict:
+    return {"user": {"login": user}, "state": state, "commit_id": commit}
+
+
+def _fork_label_event(reviews: list[dict], head_repo: str = "mallory/rlperf") -> dict:
+    return {"reviews": reviews, "payload": {"action": "labeled", "label": {"name": "perf-approved"},
+                                            "pull_request": {"number": 7, "head": {"sha": HEAD, "repo": {"full_name": head_repo}}}}}
+
+
+APPROVAL_CASES = {  # case -> may the run go on?
+    "writer approved the head": (_fork_label_event([_review("maint", "APPROVED")]), True),
+    "admin approved the head, then commented": (
+        _fork_label_event([_review("owner", "APPROVED"), _review("owner", "COMMENTED")]), True),
+    "approval of an older commit (pushed after review)": (_fork_label_event([_review("maint", "APPROVED", OLD)]), False),
+    "approval by a reader": (_fork_label_event([_review("reader", "APPROVED")]), False),
+    "approval by someone the API does not know": (_fork_label_event([_review("stranger", "APPROVED")]), False),
+    "approved, then changes requested": (
+        _fork_label_event([_review("maint", "APPROVED"), _review("maint", "CHANGES_REQUESTED")]), False),
+    "approval dismissed": (_fork_label_event([_review("maint", "DISMISSED")]), False),
+    "only comments": (_fork_label_event([_review("maint", "COMMENTED")]), False),
+    "no reviews": (_fork_label_event([]), False),
+    "old approval, new approval of the head": (
+        _fork_label_event([_review("maint", "APPROVED", OLD), _review("owner", "APPROVED")]), True),
+    "same-repository PR (no API call)": (_fork_label_event(None, head_repo="RLPERF/rlperf"), True),
+    "manual run (no API call)": ({"reviews": None, "payload": {"inputs": {"head": "HEAD"}}}, True),
+}
+
+_NODE_HARNESS = r"""
+const fs = require('fs');
+const { script, cases, writers } = JSON.parse(fs.readFileSync(0, 'utf8'));
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+(async () => {
+  const out = {};
+  for (const [name, c] of Object.entries(cases)) {
+    let failed = null;
+    const api = () => { if (c.reviews === null) throw new Error('API called'); };
+    const github = {
+      paginate: async (fn, params) => (await fn(params)).data,
+      rest: {
+        pulls: { listReviews: async (p) => { api(); if (p.pull_number !== 7) throw new Error('wrong PR'); return { data: c.reviews }; } },
+        repos: { getCollaboratorPermissionLevel: async ({ username }) => {
+          api();
+          if (!(username in writers)) { const e = new Error('Not Found'); e.status = 404; throw e; }
+          return { data: { permission: writers[username] } };
+        } },
+      },
+    };
+    const context = { repo: { owner: 'rlperf', repo: 'rlperf' }, payload: c.payload };
+    const core = { setFailed: (m) => { failed = m; }, info: () => {}, warning: () => {} };
+    try { await new AsyncFunction('github', 'context', 'core', script)(github, context, core); }
+    catch (e) { failed = 'threw: ' + e.message; }
+    out[name] = failed;
+  }
+  process.stdout.write(JSON.stringify(out));
+})();
+"""
+
+
+@pytest.fixture(scope="module")
+def approval_outcomes():
+    if shutil.which("node") is None:
+        pytest.skip("the guard's script runs on node; node not installed here")
+    step = _load("gate.yml")["jobs"]["guard"]["steps"][0]
+    assert step["uses"].startswith("actions/github-script@")
+    payload = json.dumps({"script": step["with"]["script"], "writers": WRITERS,
+                          "cases": {name: case for name, (case, _) in APPROVAL_CASES.items()}})
+    proc = subprocess.run(["node", "-e", _NODE_HARNESS], input=payload, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("case", APPROVAL_CASES, ids=str)
+def test_the_guard_needs_a_write_access_approval_of_the_very_head_commit(case, approval_outcomes):
+    allowed = APPROVAL_CASES[case][1]
+    failure = approval_outcomes[case]
+    assert (failure is None) is allowed, failure
+    if not allowed:
+        assert "no approving review of " + HEAD in failure  # a message that says what to do, not a crash
 
 
 @pytest.mark.parametrize("fork", [False, True], ids=["same-repo", "fork"])
