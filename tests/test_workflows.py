@@ -387,6 +387,9 @@ def test_every_job_that_runs_pr_code_is_behind_the_guard():
             assert "guard" in upstream(name), name
             assert "always()" not in job.get("if", "") and "cancelled()" not in job.get("if", ""), name
     assert _needs(jobs["base"]) == ["guard"] and "if" not in jobs["base"]
+    # the commit the guard checks (the event's head) is the commit the self-hosted jobs check out
+    assert "const sha = pr.head.sha;" in guard["steps"][0]["with"]["script"]
+    assert _load("gate.yml")["env"]["HEAD_SHA"].startswith("${{ github.event.pull_request.head.sha ||")
 
 
 # --- The guard's approval check (github-script), run under node with a stand-in for GitHub's API ------------
