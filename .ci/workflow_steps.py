@@ -8,7 +8,8 @@ order (base: the base's record; head: base and head interleaved, passes kept; ve
 judged under the base's record), with the workflow's env and `if:` conditions evaluated by gha_expr. `uses:`
 steps are stood in for locally: checkout = clone + checkout of `ref`, upload/download-artifact = copies
 in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
-github-script (the PR comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
+github-script (the guard's review lookup, which passes a same-repository PR without one, and the PR
+comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
 Exit status: 0 when every job that should run did and ended with the status the workflow expects
 (the gate exits 0 on a null change), else 1. One exception: a verdict job whose only failure is the gate's
 exit 1 (a regression verdict) on the null change passes with a printed note. That is a false alarm of the
