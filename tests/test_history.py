@@ -210,3 +210,33 @@ def test_the_summary_lists_the_detected_steps(tmp_path, capsys):
     text = capsys.readouterr().out
     section = text.split("## Steps in the asv history")[1].split("\n## ")[0]
     assert "00000007..00000008" in section and "x4.00" in section and "1 with a step" in section
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("thresholds", [None, {".*": 0.05}], ids=["configured", "asv-default"])
+def test_asv_publish_lists_the_regressions_that_asv_steps_computes(tmp_path, committed, thresholds):
+    """The regressions page of the committed history, by asv itself, equals rlperf.history.asv_steps's."""
+    import sys
+
+    from asv import util as asv_util
+
+    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    conf.update(repo=str(ROOT), branches=["HEAD"], results_dir=str(SETTINGS.results_dir), html_dir=str(tmp_path / "html"),
+                benchmark_dir=str(ROOT / conf["benchmark_dir"]))
+    if thresholds is not None:
+        conf["regressions_thresholds"] = thresholds
+    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
+    proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(tmp_path / "asv.conf.json")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = json.loads((tmp_path / "html" / "regressions.json").read_text())["regressions"]
+    listed = {(name, next(p[len("cpu_flags-"):] for p in path.split("/") if p.startswith("cpu_flags-")),
+               round(best / before, 3))
+              for name, path, _, _, _, _, jumps in page for _, _, before, best in jumps
+              if name.startswith("bench_env.EnvFused.time_fused")}
+    mine = {(name, flags, round(best / before, 3))
+            for (_, name, flags), s in committed.items()
+            for _, before, best in asv_steps.regressions(s.values, [p.weight for p in s.points],
+                                                         asv_steps.threshold_for(name, conf["regressions_thresholds"]))}
+    assert listed == mine
+    assert bool(listed) == (thresholds is not None)  # asv's 0.05 lists the H200 walk swing; the configured 0.3 nothing
