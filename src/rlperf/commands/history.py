@@ -6,8 +6,9 @@
 Reads the raw result files (values per commit, whatever their benchmark version), splits each
 machine's points into one series per host and Python (as the site draws them), and prints each
 change point as `last old commit..first new commit` with the ratio after/before and whether that is
-a regression or an improvement (the benchmark's declared direction). Thresholds are asv.conf.json's
-`regressions_thresholds`, so the asv method here is what the site's regressions page computes.
+a regression or an improvement (the benchmark's declared direction). The smallest step reported is
+asv.conf.json's `regressions_thresholds` share, as on the site's regressions page; `--method asv` uses
+the page's own fit (asv.step_detect), in both directions.
 See docs/history.md for the methods and the known steps of the committed history.
 """
 
