@@ -11,7 +11,7 @@ import pytest
 from rlperf.cli import main
 from rlperf.history import asv_steps
 from rlperf.history.detect import MIN_SIZE, find_steps
-from rlperf.history.scan import read_asv_conf, scan
+from rlperf.history.scan import read_asv_conf
 from rlperf.history.series import load_series
 from rlperf.report import summary
 
