@@ -18,6 +18,7 @@ COMMANDS = {
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
     "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
+    "history": "List the steps (change points) in the stored asv history, per benchmark, machine and host.",
 }
 
 
