@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rlperf.cli import main
+from rlperf.cli import build_parser, main
 from rlperf.envs import registry
 
 TINY = ["--num-envs", "33,64", "--threads", "1,2,512", "--iters", "2", "--warmup", "1"]
@@ -95,3 +95,22 @@ def test_an_unwritable_out_json_is_refused_before_anything_is_measured(tmp_path,
     assert main(["env", "--task", "probe", "--threads", "1", "--num-envs", "64",
                  "--out-json", str(blocker / "r" / "results.json")]) == 2
     assert "cannot write there" in capsys.readouterr().err
+
+
+def test_quick_uses_thread_counts_this_machine_has(monkeypatch):
+    from rlperf.commands.env import _plan
+    from rlperf.envs import threads
+
+    monkeypatch.setattr(threads, "max_numba_threads", lambda: 2)
+    args = build_parser(["env"]).parse_args(["env", "--quick", "--task", "probe", "--out-json", "/tmp/x/r.json"])
+    assert _plan(args)["requested"] == [1, 2]
+    monkeypatch.setattr(threads, "max_numba_threads", lambda: 1)
+    assert _plan(args)["requested"] == [1]
+
+
+def test_a_busy_machine_is_warned_about():
+    from rlperf.measure.load import busy_warning
+
+    assert busy_warning(cores=2, load=1.9) is None
+    text = busy_warning(cores=2, load=41.0)
+    assert "load average 41.0 is above this machine's 2 cores" in text

@@ -1,4 +1,12 @@
-"""`rlperf <command>`: one module per command under rlperf.commands, each with add_parser() and run()."""
+"""rlperf: measure and gate the hot path of massively parallel humanoid RL training (Unitree G1, SAC).
+
+Measure how a learner batch of replay rows reaches the GPU (`replay`, `plan`), the fused Numba env
+kernels against their numpy references (`env`, `noise`), one whole SAC iteration (`e2e`); then compare
+two commits and decide with a typed exit code (`gate`). `rlperf COMMAND -h` shows each command's flags
+with their defaults. Exit codes: 0 ok, 1 the command's documented negative answer, 2 bad input
+(nothing measured or written); `gate` has its own (docs/gate.md).
+"""
+# Developers: one module per command under rlperf.commands, each with add_parser() and run().
 
 from __future__ import annotations
 
@@ -6,6 +14,8 @@ import argparse
 import importlib
 import sys
 
+from rlperf import __version__
+from rlperf.commands import helpfmt
 from rlperf.errors import EXIT_USAGE, UsageError
 
 # name -> module under rlperf.commands; imported lazily so `rlperf workload` never pays for torch/numba.
@@ -28,6 +38,7 @@ def _load(name: str):
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlperf", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rlperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}")
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, help_text in COMMANDS.items():
@@ -35,6 +46,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             _load(name).add_parser(sub, name, help_text)
         else:
             sub.add_parser(name, help=help_text)
+    helpfmt.apply(parser)
     return parser
 
 

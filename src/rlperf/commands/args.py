@@ -64,3 +64,11 @@ def threads_in_reach(requested: list[int], cap: int) -> None:
     if requested and not any(t <= cap for t in requested):
         raise UsageError(f"--threads {','.join(map(str, requested))}: every count is above this machine's "
                          f"{cap}, so nothing would be measured; valid: 1..{cap}")
+
+
+def task_help() -> str:
+    """The --task help of the workload commands, naming the tasks and sims the configs define."""
+    from rlperf.workload import available_tasks
+
+    return "task; valid (with their sims): " + "; ".join(
+        f"{task} ({', '.join(sims)})" for task, sims in sorted(available_tasks().items()))

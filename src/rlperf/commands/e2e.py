@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list, writable_file
+from rlperf.commands.args import at_least, parse_positive_list, task_help, writable_file
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
@@ -30,24 +30,24 @@ def add_parser(sub, name: str, help_text: str) -> None:
     from rlperf.e2e.loop.schedules import SCHEDULES
 
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     p.add_argument("--placements", default=",".join(single_gpu_placements()),
                    help=f"comma list of: {', '.join(single_gpu_placements())}")
     p.add_argument("--prefetch", default=",".join(PREFETCH_MODES), help=f"comma list of: {', '.join(PREFETCH_MODES)}")
     p.add_argument("--schedule", default=SCHEDULES[0], help=f"comma list of: {', '.join(SCHEDULES)}")
     p.add_argument("--num-envs", default=None, help="comma list of env counts (default: the task config's)")
     p.add_argument("--iterations", type=int, default=20, help="measured iterations per point and batch source")
-    p.add_argument("--warmup-iterations", type=int, default=3)
+    p.add_argument("--warmup-iterations", type=int, default=3, help="untimed iterations per point before timing")
     p.add_argument("--physics", default=PHYSICS[0], help=f"one of: {', '.join(PHYSICS)}")
     p.add_argument("--kernels", default=",".join(KERNELS),
                    help=f"collector A/B kernels, comma list of: {', '.join(KERNELS)}")
     p.add_argument("--ab-steps", type=int, default=8, help="collector steps per kernel in the A/B (0: skip it)")
     p.add_argument("--threads", default="auto", help="collector and torch threads: 'auto' (all cores) or an integer")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out-json", default=DEFAULT_OUT)
+    p.add_argument("--seed", type=int, default=0, help="seed of the envs, the policy and the replay sampler")
+    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
     p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--profile", metavar="TRACE.json", default=None,
                    help="write a torch.profiler Chrome trace of one iteration (phases as NVTX/record_function)")
     p.add_argument("--plot-only", metavar="PATH", default=None, help="rebuild charts and report.md from a saved JSON")

@@ -32,12 +32,12 @@ def add_parser(subparsers, name: str, help_text: str) -> None:
                                      "machine); counts above the machine are recorded as skipped")
     p.add_argument("--iters", type=int, help="timed calls per case (default 80; quick 10)")
     p.add_argument("--warmup", type=int, help="untimed calls per case (default 8; quick 2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--out-json", default=None, help="result path (default out/env/<task>/results.json); "
                                                     "the chart and report.md go next to it")
     p.add_argument("--plot-only", metavar="PATH", help="re-render chart and report.md from an existing JSON")
     p.add_argument("--json", action="store_true", help="print a one-object JSON summary to stdout")
-    p.add_argument("--quick", action="store_true", help="sac_default, envs 512,2048, threads 2,4, iters 10, "
+    p.add_argument("--quick", action="store_true", help="sac_default, envs 512,2048, threads 1 and all of the machine's, iters 10, "
                                                         "warmup 2 (explicit flags still win)")
 
 
@@ -58,7 +58,7 @@ def _plan(args) -> dict:
         profiles = [registry.default_profile(workload)]
     cap = threads.max_numba_threads()
     requested = sorted(parse_positive_list(args.threads, "--threads")) if args.threads else (
-        list(sweep.threads) if args.quick else list(cases.thread_sweep(cap)))
+        list(cases.quick_threads(cap)) if args.quick else list(cases.thread_sweep(cap)))
     num_envs = sorted(parse_positive_list(args.num_envs, "--num-envs")) if args.num_envs else list(sweep.num_envs)
     iters = at_least("--iters", args.iters if args.iters is not None else sweep.iters, 1)
     warmup = at_least("--warmup", args.warmup if args.warmup is not None else sweep.warmup, 0)
@@ -73,9 +73,13 @@ def _measure(args, plan: dict) -> dict:
     from tqdm import tqdm
 
     from rlperf.envs import cases, harness, parity
+    from rlperf.measure.load import busy_warning
     from rlperf.measure.machine import machine_identity, one_line
 
     load_start = os.getloadavg()
+    warning = busy_warning(load=load_start[0])
+    if warning:
+        print(f"rlperf env: warning: {warning}", file=sys.stderr, flush=True)
     prepared = harness.prepare(args.task)
     w = prepared.workload
     run_threads = [t for t in plan["requested"] if cases.skip_reason(t, plan["cap"]) is None]

@@ -33,7 +33,7 @@ def add_parser(subparsers, name: str, help_text: str) -> None:
                                      "single-threaded variants run at 1 only; the rest are recorded as skipped")
     p.add_argument("--iters", type=int, help="timed calls per case (default 20; quick 5)")
     p.add_argument("--warmup", type=int, help="untimed calls per case (default 5; quick 1)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--out-json", help="result path (default out/noise/<task>/results.json); chart next to it")
     p.add_argument("--plot-only", metavar="PATH", help="re-render the chart from an existing JSON")
     p.add_argument("--json", action="store_true", help="print a one-object JSON summary to stdout")

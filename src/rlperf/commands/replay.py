@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, check_writable, parse_positive_list
+from rlperf.commands.args import at_least, check_writable, parse_positive_list, task_help
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
@@ -22,8 +22,8 @@ DEFAULT_OUT = "out/replay/results.json"
 
 def add_parser(sub, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     p.add_argument("--gpu-counts", default="1,2,4,8", help="world sizes; those above the visible GPUs are skipped")
     p.add_argument("--capacity-exponents", default=None,
                    help=f"comma list e, capacity 2**e rows (default {','.join(map(str, CAPACITY_EXPONENTS))})")
@@ -35,14 +35,14 @@ def add_parser(sub, name: str, help_text: str) -> None:
                         "(repeatable; storage = <host|host-pinned|device>-<layout>)")
     p.add_argument("--layouts", action="store_true",
                    help="print every layout's bytes per row and per learner iteration for --task/--sim, measure nothing")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=20)
-    p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--warmup", type=int, default=5, help="untimed iterations per point before timing")
+    p.add_argument("--repeat", type=int, default=20, help="timed iterations per point (their median is reported)")
+    p.add_argument("--seed", type=int, default=12345, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--torch-threads", default="auto", help="'auto' = cpu_count // world size, or an integer")
     p.add_argument("--no-ceilings", action="store_true", help="skip measuring host/PCIe/HBM ceilings")
-    p.add_argument("--out-json", default=DEFAULT_OUT)
+    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
     p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--plot-only", metavar="PATH", default=None,
                    help="rebuild charts and analysis.md from a saved results JSON, measuring nothing")
 
