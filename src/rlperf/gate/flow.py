@@ -260,7 +260,7 @@ def _nothing_compared(findings) -> str | None:
     counts = {}
     for f in findings:
         counts[f.status] = counts.get(f.status, 0) + 1
-    why = {"not-measured": "measured on neither commit (skipped on this machine)", "new": "measured on head only",
+    why = {"not-measured": "measured on neither commit, skipped on this machine", "new": "measured on head only",
            "still-failing": "failed on both"}
     listed = "; ".join(f"{n} {why.get(s, s)}" for s, n in sorted(counts.items()))
     return (f"nothing compared: none of the {len(findings)} selected point(s) was measured on both commits "
