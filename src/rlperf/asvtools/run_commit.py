@@ -103,10 +103,30 @@ def prepared_commit(repo: str, sha: str, echo=None):
     echo = echo or _stderr
     with git.worktree(repo, sha) as wt, tempfile.TemporaryDirectory(prefix="rlperf-overlay-") as overlay:
         echo(f"rlperf gate: preparing {sha[:12]} in worktree {wt}")
-        install_overlay(wt, overlay, echo)
-        env = dict(os.environ)
-        env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (overlay, env.get("ASV_PYTHONPATH")) if p)
-        yield PreparedCommit(sha=sha, worktree=wt, env=env)
+        yield _installed(sha, wt, overlay, echo)
+
+
+def _installed(sha: str, wt: str, overlay: str, echo) -> PreparedCommit:
+    install_overlay(wt, overlay, echo)
+    env = dict(os.environ)
+    env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (overlay, env.get("ASV_PYTHONPATH")) if p)
+    return PreparedCommit(sha=sha, worktree=wt, env=env)
+
+
+@contextlib.contextmanager
+def prepared_working_tree(repo: str, sha: str, echo=None):
+    """prepared_commit of `sha` (the checked-out commit) with the repository's uncommitted changes
+    copied over its worktree before the install: `--allow-dirty` measures what is on disk. Its results
+    carry `sha` without being that commit's, so the caller must not store them (gate.flow)."""
+    echo = echo or _stderr
+    if git.resolve(repo, "HEAD") != sha:
+        raise InfrastructureError(f"the working tree of {repo} is not at {sha[:12]}: only the checked-out commit "
+                                  "can be measured with its uncommitted changes")
+    with git.worktree(repo, sha) as wt, tempfile.TemporaryDirectory(prefix="rlperf-overlay-") as overlay:
+        changed = git.uncommitted_paths(repo)
+        git.overlay_uncommitted(repo, wt, changed)
+        echo(f"rlperf gate: preparing the working tree of {sha[:12]} ({len(changed)} uncommitted path(s)) in {wt}")
+        yield _installed(sha, wt, overlay, echo)
 
 
 def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
@@ -147,4 +167,4 @@ def store_fingerprint(results_dir: str, machine: str, doc: dict, *shas: str) -> 
 
 
 __all__ = ["IMPORT_FAILURE", "PreparedCommit", "asv_run_command", "ensure_machine", "install_overlay",
-           "prepared_commit", "run_commit", "run_prepared", "store_fingerprint"]
+           "prepared_commit", "prepared_working_tree", "run_commit", "run_prepared", "store_fingerprint"]

@@ -1,20 +1,21 @@
 """`rlperf gate`: did HEAD make anything slower, or break parity, compared with BASE on this machine?
 
     rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] [--paired S] [--keep-passes DIR]
-               | --no-run [--passes-from DIR]] [--config gate.toml] [--factor 1.10] [--bench REGEX]
-               [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
+               [--store] [--allow-dirty] | --no-run [--passes-from DIR]] [--config gate.toml] [--factor 1.10]
+               [--bench REGEX] [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
     rlperf gate --bisect A..B [--run]              # name the first commit of A..B that regressed
 
 Exit codes: 0 ok, 1 regression (or parity out of tolerance), 2 usage error, 3 benchmark failure,
-4 coverage loss, 5 infrastructure error (includes a host change and any crash of the gate itself),
-6 changed benchmark version. See docs/gate.md.
+4 coverage loss, 5 infrastructure error (includes a host change, corrupt results, a verdict that compared
+no point, and any crash of the gate itself), 6 changed benchmark version. See docs/gate.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import traceback
 
@@ -25,7 +26,8 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--base", help="baseline commit (ref or SHA)")
     p.add_argument("--head", default="HEAD", help="commit under test (default: HEAD)")
     p.add_argument("--machine", help="asv machine name (default: `rlperf machine --print-name`)")
-    p.add_argument("--results-dir", default="results", help="asv results folder (default: results)")
+    p.add_argument("--results-dir", help="asv results folder (default: asv.conf.json's results_dir; with --run and "
+                                         "no --store, the git-ignored .asv/gate-results)")
     p.add_argument("--config", help="gate thresholds file (default: gate.toml when present)")
     p.add_argument("--factor", type=_number, help="default regression factor, finite and > 1 "
                                                   "(overrides [gate] factor)")
@@ -33,6 +35,9 @@ def add_parser(subparsers, name: str, help_text: str):
                    help="--run: measure base and head now, interleaved (--passes), each from its own git "
                         "worktree; --no-run: compare stored results only (default: benchmark only commits "
                         "without stored results, then compare stored results)")
+    p.add_argument("--store", action="store_true",
+                   help="with --run: store the measurements in the results history (--results-dir, default "
+                        "asv.conf.json's results_dir) instead of the git-ignored .asv/gate-results")
     p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
     p.add_argument("--paired", type=_number, metavar="SECONDS",
                    help="with --run: then sample every time_ (and sampled track_) point for SECONDS with base and head live in two "
@@ -61,6 +66,9 @@ def add_parser(subparsers, name: str, help_text: str):
                    help="accept a benchmark whose asv version changed (glob on the name, repeatable)")
     p.add_argument("--allow-host-change", action="store_true",
                    help="compare stored results even when base and head were measured on different hosts")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="with --run, when --head is the checked-out commit: measure the working tree, uncommitted "
+                        "changes included, as the head (its results are not stored)")
     p.add_argument("--backfill", metavar="RANGE", help="benchmark A..B or NEW[:branch] instead of gating")
     p.add_argument("--bisect", metavar="A..B", help="name the first commit of A..B whose points regressed "
                                                     "against A (exit 1 when found, 0 when A..B does not regress)")
@@ -92,7 +100,7 @@ def _where(args):
     from rlperf.errors import UsageError
     from rlperf.gate.exitcodes import InfrastructureError
     from rlperf.gate.flow import Where
-    from rlperf.measure.machine import machine_name
+    from rlperf.measure.machine import check_machine_name, machine_name
 
     try:
         repo = toplevel(args.repo)
@@ -100,25 +108,53 @@ def _where(args):
         raise UsageError(f"--repo {args.repo!r} is not a git repository") from exc
     if args.machine is not None and not args.machine.strip():
         raise UsageError("--machine must not be empty")
-    return Where(repo=repo, results_dir=os.path.abspath(args.results_dir),
-                 machine=args.machine or machine_name(),
-                 conf=os.path.abspath(args.asv_config or os.path.join(repo, "asv.conf.json")), bench=args.bench)
+    machine = check_machine_name(args.machine) if args.machine is not None else check_machine_name(
+        machine_name(), "machine name (RLPERF_MACHINE or `rlperf machine --print-name`)")
+    conf = os.path.abspath(args.asv_config or os.path.join(repo, "asv.conf.json"))
+    return Where(repo=repo, results_dir=_results_dir(args, repo, conf), machine=machine, conf=conf, bench=args.bench)
+
+
+def _results_dir(args, repo: str, conf: str) -> str:
+    """--results-dir; else a --run's git-ignored local folder (unless --store); else the history:
+    asv.conf.json's results_dir, relative to the repository (asv's own default, results, without one)."""
+    from rlperf.asvtools.conf import load_conf
+    from rlperf.errors import UsageError
+    from rlperf.gate.exitcodes import InfrastructureError
+    from rlperf.gate.flow import local_results_dir
+
+    if args.results_dir is not None:
+        return os.path.abspath(args.results_dir)
+    if args.run is True and not args.store and not args.backfill:  # --backfill exists to store
+        return local_results_dir(repo)
+    if not os.path.isfile(conf):
+        return os.path.join(repo, "results")
+    try:
+        history = load_conf(conf).get("results_dir", "results")
+    except InfrastructureError as exc:
+        raise UsageError(f"{exc}; fix it, or pass --results-dir") from None
+    if not isinstance(history, str) or not history.strip():
+        raise UsageError(f"results_dir in {conf} is {history!r}: expected a folder; fix it, or pass --results-dir")
+    return os.path.join(repo, history)
 
 
 def _reproduce(args, where) -> str:
-    extra = "".join([f" --bench '{args.bench}'" if args.bench else "",
-                     " --run" if args.run else (" --no-run" if args.run is False else ""),
-                     f" --passes {args.passes}" if args.passes else "",
-                     f" --paired {args.paired:g}" if args.paired is not None else "",
-                     f" --paired-bench '{args.paired_bench}'" if args.paired_bench else "",
-                     f" --paired-restarts {args.paired_restarts}" if args.paired_restarts else "",
-                     f" --paired-confirm {args.paired_confirm}" if args.paired_confirm is not None else "",
-                     f" --paired-screen {args.paired_screen:g}" if args.paired_screen is not None else "",
-                     f" --passes-from {args.passes_from}" if args.passes_from else "",
-                     "".join(f" --accept-changed '{p}'" for p in args.accept_changed),
-                     " --allow-host-change" if args.allow_host_change else ""])
-    return (f"rlperf gate --base {args.base} --head {args.head} --machine {where.machine} "
-            f"--results-dir {args.results_dir}{extra}")
+    """The command line that repeats this verdict, every argument shell-quoted (a --bench regex too)."""
+    words = ["rlperf", "gate", "--base", args.base, "--head", args.head, "--machine", where.machine]
+    if args.results_dir is not None:
+        words += ["--results-dir", args.results_dir]
+    if args.bench:
+        words += ["--bench", args.bench]
+    words += ["--run"] if args.run else (["--no-run"] if args.run is False else [])
+    for flag, value in (("--passes", args.passes), ("--paired", args.paired), ("--paired-bench", args.paired_bench),
+                        ("--paired-restarts", args.paired_restarts), ("--paired-confirm", args.paired_confirm),
+                        ("--paired-screen", args.paired_screen), ("--passes-from", args.passes_from)):
+        if value is not None:
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    for pattern in args.accept_changed:
+        words += ["--accept-changed", pattern]
+    words += [flag for flag, on in (("--store", args.store), ("--allow-host-change", args.allow_host_change),
+                                    ("--allow-dirty", args.allow_dirty)) if on]
+    return shlex.join(words)
 
 
 def _validate(args):
@@ -145,6 +181,15 @@ def _validate(args):
         raise UsageError("--keep-passes applies to a --base/--head comparison with --run only")
     if args.keep_passes is not None and not args.keep_passes.strip():
         raise UsageError("--keep-passes must not be empty")
+    if args.store and args.run is not True:
+        raise UsageError("--store applies to --run only (it chooses where --run's measurements go); stored "
+                         "comparisons read --results-dir, --backfill always stores")
+    if args.allow_dirty and (args.run is not True or not args.base):
+        raise UsageError("--allow-dirty applies to a --base/--head comparison with --run only (it measures the "
+                         "working tree as the head)")
+    if args.allow_dirty and (args.store or args.keep_passes is not None):
+        raise UsageError("--allow-dirty cannot go with --store or --keep-passes: the working tree's results would "
+                         "be kept under the commit's SHA without being its code")
     if args.passes_from is not None:
         if args.run is True or not args.base:
             raise UsageError("--passes-from applies to a --base/--head comparison without --run (it measures nothing)")
@@ -163,7 +208,7 @@ def _validate(args):
 
 def _gate(args) -> int:
     from rlperf.gate.outputs import write_text_atomic
-    from rlperf.gate.flow import backfill, gate
+    from rlperf.gate.flow import backfill, gate, gate_working_tree
     from rlperf.gate.report import to_dict, to_markdown
     from rlperf.report.jsonio import write_json
 
@@ -178,9 +223,11 @@ def _gate(args) -> int:
     if args.bisect:
         return _bisect(args, where, config, echo)
 
-    verdict = gate(where, args.base, args.head, config, run=args.run, accept_changed=tuple(args.accept_changed),
-                   allow_host_change=args.allow_host_change, keep_passes=args.keep_passes,
-                   passes_from=args.passes_from, echo=echo)
+    options = dict(accept_changed=tuple(args.accept_changed), allow_host_change=args.allow_host_change,
+                   keep_passes=args.keep_passes, passes_from=args.passes_from, echo=echo)
+    changed = _uncommitted(args, where)
+    verdict = (gate_working_tree(where, args.base, args.head, config, changed=changed, **options) if changed
+               else gate(where, args.base, args.head, config, run=args.run, **options))
     markdown = to_markdown(verdict, reproduce=_reproduce(args, where))
     print(markdown)
     if args.out_json:
@@ -188,6 +235,24 @@ def _gate(args) -> int:
     if args.out_md:
         write_text_atomic(args.out_md, markdown)
     return int(verdict.exit_code)
+
+
+def _uncommitted(args, where) -> list[str]:
+    """The uncommitted paths to measure with the head (--allow-dirty), or []; a UsageError when the
+    head is the checked-out commit, the working tree differs from it and nothing allows that."""
+    from rlperf.errors import UsageError
+    from rlperf.gate.flow import uncommitted_head
+
+    if args.run is False or args.passes_from is not None:
+        return []  # stored results and kept passes are the commit's own: the working tree plays no part
+    changed = uncommitted_head(where, args.head)
+    if changed and not args.allow_dirty:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise UsageError(f"--head {args.head!r} is the checked-out commit, but the working tree has uncommitted "
+                         f"changes ({shown}): the gate would measure the commit without them. Commit them, stash "
+                         "them (git stash -u), or pass --run --allow-dirty to measure the working tree as the head "
+                         "(its results are not stored)")
+    return changed
 
 
 def _bisect(args, where, config, echo) -> int:

@@ -15,10 +15,10 @@ class GateExit(IntEnum):
 
     OK = 0
     REGRESSION = 1  # slower/bigger by more than the factor, or a parity metric out of tolerance
-    USAGE = 2  # bad flags or config (rlperf.errors.EXIT_USAGE)
+    USAGE = 2  # bad flags or config, unsafe machine name, dirty head (rlperf.errors.EXIT_USAGE)
     BENCHMARK_FAILURE = 3  # a point that ran on base (or is new) failed on head; head's suite does not import
     COVERAGE_LOSS = 4  # a point measured on base is skipped or missing on head
-    INFRASTRUCTURE = 5  # unknown commit, malformed results, host changed, asv/pip could not run, a crash
+    INFRASTRUCTURE = 5  # unknown commit, malformed/corrupt results, nothing compared, host changed, asv/pip failed, a crash
     CHANGED_BENCHMARK = 6  # a benchmark's asv version differs between base and head (not accepted)
 
 

@@ -153,14 +153,15 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
     or, when a suite does not import, a passes.json naming that commit."""
     from rlperf.asvtools.fingerprint import fingerprint
-    from rlperf.asvtools.run_commit import prepared_commit, run_prepared, store_fingerprint
+    from rlperf.asvtools.run_commit import prepared_commit, prepared_working_tree, run_prepared, store_fingerprint
     from rlperf.gate.paired import save as save_pairs
 
     scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
     runs, orders, session, pairs, paired_file = [], [], None, None, None
     kept = dict(base=base_sha, head=head_sha, machine=where.machine, bench=where.bench)
     try:
-        with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
+        prepare_head = prepared_working_tree if where.head_working_tree else prepared_commit
+        with prepared_commit(where.repo, base_sha, echo) as base, prepare_head(where.repo, head_sha, echo) as head:
             session = fingerprint()
             commits = {"base": base, "head": head}
             head_meta = os.path.join(scratch, "head-benchmarks.json")

@@ -49,6 +49,7 @@ class Verdict:
     mode: str = ""
     host: str = ""
     accepted: tuple[str, ...] = ()
+    working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
 
     @property
     def exit_code(self) -> GateExit:
@@ -71,6 +72,7 @@ def to_dict(v: Verdict) -> dict:
         "exit_code": int(code), "verdict": code.name.lower(),
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
         "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted),
+        "head_working_tree": list(v.working_tree) if v.working_tree else None,
         "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
     }
@@ -103,6 +105,11 @@ def _quiet_row(f: Finding) -> str:
     return f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} |"
 
 
+def _paths(paths, shown: int = 5) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(f"`{p}`" for p in paths[:shown]) + more
+
+
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
     code = v.exit_code
@@ -110,6 +117,9 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
              f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
              + (f"; {v.mode}" if v.mode else "") + ".",
              *([f"host: {v.host}."] if v.host else []), ""]
+    if v.working_tree:
+        lines += [f"> **head is the working tree**, not commit `{v.head[:12]}`: measured with its uncommitted changes "
+                  f"(`--allow-dirty`: {_paths(v.working_tree)}); its results were not stored."]
     lines += [f"> **error:** {e}" for e in v.errors]
     lines += [f"> **benchmark failure:** {e}" for e in v.failures]
     if v.accepted:
