@@ -14,7 +14,11 @@
 #      stupid-table-plugin blueimp-md5@2.19.0 bootstrap@3.1.1; do npm pack --silent "$p" | xargs tar -xzf; \
 #      mv package "${p%@*}"; done)
 # ) and the check runs on a temporary copy of the site whose CDN links point at local copies.
-set -euo pipefail
+#
+# Every failure says what failed on stderr (exit 2: missing tool or site; 1: no graph rendered; any
+# other step that fails names its line, command and status instead of ending the script silently).
+set -Eeuo pipefail
+trap 'rc=$?; echo "site_screenshot: failed (exit $rc) at line $LINENO: $BASH_COMMAND" >&2; exit $rc' ERR
 HTML=${1:-html}
 OUT=${2:-docs/site-screenshot.png}
 PAGE=${3:-}
@@ -23,6 +27,8 @@ PY=${PY:-.venv/bin/python}
 BROWSER=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$BROWSER" ] || { echo "site_screenshot: chromium not found (apt-get install -y chromium)" >&2; exit 2; }
 [ -f "$HTML/index.html" ] || { echo "site_screenshot: no $HTML/index.html (run make bench or asv publish)" >&2; exit 2; }
+[ -x "$PY" ] || command -v "$PY" >/dev/null || { echo "site_screenshot: no Python at $PY (set PY=...)" >&2; exit 2; }
+server_log=$(mktemp); browser_log=$(mktemp)  # their output, shown when they fail
 
 if [ -n "${SITE_JS:-}" ]; then
   copy=$(mktemp -d)
@@ -51,15 +57,23 @@ PY
   HTML=$copy
 fi
 
-"$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$HTML" >/dev/null 2>&1 &
+"$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$HTML" >"$server_log" 2>&1 &
 server=$!
-trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"' EXIT
+trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"; rm -f "$server_log" "$browser_log"' EXIT
+ready=
 for _ in $(seq 50); do
-  "$PY" - "$PORT" 2>/dev/null <<'PY' && break || sleep 0.1  # quiet while the server starts
+  if "$PY" - "$PORT" 2>/dev/null <<'PY'; then ready=1; break; fi  # quiet while the server starts
 import sys, urllib.request
 urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/index.html", timeout=1)
 PY
+  kill -0 "$server" 2>/dev/null || break  # it exited (port taken, bad folder): no point waiting
+  sleep 0.1
 done
+if [ -z "$ready" ]; then
+  echo "site_screenshot: the site server on 127.0.0.1:$PORT did not answer (another PORT=...?); its output:" >&2
+  cat "$server_log" >&2
+  exit 1
+fi
 
 # Without PAGE, show the graph of the first benchmark listed in the site's index.
 if [ -z "$PAGE" ]; then
@@ -75,8 +89,17 @@ URL="http://127.0.0.1:$PORT/index.html$PAGE"
 mkdir -p "$(dirname "$OUT")"
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1000
        --virtual-time-budget=15000 --run-all-compositor-stages-before-draw)
-"$BROWSER" "${flags[@]}" --screenshot="$OUT" "$URL" >/dev/null 2>&1
-dom=$("$BROWSER" "${flags[@]}" --dump-dom "$URL" 2>/dev/null)
-canvases=$(grep -o '<canvas' <<<"$dom" | wc -l)
+browse() {  # $BROWSER with the flags; on failure its output goes to stderr with what was asked of it
+  local what=$1; shift
+  if ! "$BROWSER" "${flags[@]}" "$@" 2>"$browser_log"; then
+    echo "site_screenshot: $BROWSER failed to $what $URL; its output:" >&2
+    tail -n 20 "$browser_log" >&2
+    exit 1
+  fi
+}
+browse "screenshot" --screenshot="$OUT" "$URL" >/dev/null
+[ -s "$OUT" ] || { echo "site_screenshot: $BROWSER exited 0 but wrote no $OUT" >&2; exit 1; }
+dom=$(browse "dump the DOM of" --dump-dom "$URL")
+canvases=$(grep -o '<canvas' <<<"$dom" | wc -l || true)  # grep finds none: 0, not a silent exit
 echo "site_screenshot: $URL -> $OUT ($canvases canvas elements)"
 [ "$canvases" -gt 0 ] || { echo "site_screenshot: no graph rendered" >&2; exit 1; }

@@ -18,3 +18,16 @@ def test_the_summary_lists_every_measured_replay_point_with_its_machine_and_comm
     median = doc["results"][0]["timings"]["cpu_sample_wall"]["median_ms"]
     assert f"| host | 4,096 | CPU sample | {median:.3f} |" in text
     assert doc["machine"]["name"] in text and "rlperf replay" in text
+
+
+def test_the_committed_summary_is_what_the_module_prints_from_the_committed_results(monkeypatch, capsys):
+    """results/SUMMARY.md goes stale whenever results change without a regeneration: fail until it is
+    regenerated with `python -m rlperf.report.summary > results/SUMMARY.md` (run from the repository root)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)  # the summary names files by the path it was given: `results/...`
+    assert summary.main(["--results", "results"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (root / "results" / "SUMMARY.md").read_text(), \
+        "results/SUMMARY.md is stale: python -m rlperf.report.summary > results/SUMMARY.md"

@@ -88,7 +88,7 @@ def asv_history_lines(root: Path) -> list[str]:
              "| machine | commits | first | last | benchmarks with a value |", "|---|---|---|---|---|"]
     for folder in sorted(p for p in (root / ASV_DIR).glob("*") if (p / "machine.json").is_file()):
         docs = [json.loads(p.read_text()) for p in folder.glob("*-*.json")]
-        docs.sort(key=lambda d: d.get("date") or 0)
+        docs.sort(key=lambda d: (d.get("date") or 0, d.get("commit_hash") or ""))  # same input, same text
         if not docs:
             continue
         names = {n for d in docs for n, v in d.get("results", {}).items() if v and v[0] is not None}
