@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from rlperf.asvtools.store import DEFAULT_WAIT_S
 from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
@@ -28,13 +29,14 @@ class Where:
     machine: str
     conf: str  # asv.conf.json used for commits that have none of their own
     bench: str | None = None  # asv --bench regex, to gate a subset (compared points and coverage alike)
+    store_wait_s: float = DEFAULT_WAIT_S  # seconds a run waits for another writer's lock on results_dir
 
 
 def _run(where: Where, sha: str, echo) -> int:
     from rlperf.asvtools.run_commit import run_commit  # imported late: pure comparisons need no git/pip
 
     return run_commit(where.repo, sha, machine=where.machine, results_dir=where.results_dir,
-                      fallback_conf=where.conf, bench=where.bench, echo=echo)
+                      fallback_conf=where.conf, bench=where.bench, echo=echo, wait_s=where.store_wait_s)
 
 
 def _notes(base: CommitResults, head: CommitResults, env_map: dict, findings, not_measured: int) -> list[str]:
