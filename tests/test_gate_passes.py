@@ -214,6 +214,17 @@ def test_a_subset_run_keeps_the_points_it_did_not_measure(s, monkeypatch):
     assert load_benchmark_meta(str(results))["b.S.time_probe"]["unit"] == "seconds"
 
 
+def test_results_of_another_host_are_kept_and_the_verdict_says_the_run_was_not_stored(s, monkeypatch):
+    results = s["tmp"] / "results"
+    path = write_results(results, s["base"], {NAME: _bench(1.0), "b.S.time_probe": _bench(7.0)},
+                         host={"os": "Linux 6.8.0-49-generic"})
+    before = path.read_bytes()
+    fake_asv(monkeypatch, s, {"base": [1.0] * 3, "head": [1.0] * 3})
+    assert gate(s, "--run") == GateExit.OK  # a verdict on the code all the same
+    assert path.read_bytes() == before
+    assert any(n.startswith("results folder: not stored") and "params.os" in n for n in verdict(s)["notes"])
+
+
 HOLD = "import sys\nfrom rlperf.asvtools import store\nwith store.locked(sys.argv[1]):\n    print(1, flush=True)\n    sys.stdin.read()\n"
 
 

@@ -103,7 +103,8 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
                                  confirm=_flagged_paired(config, compile_bench(where.bench)),
                                  confirm_rounds=config.paired_confirm)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
-    return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
+    notes = [f"results folder: {note}" for note in passes.store_notes]  # asvtools.store: what it did not store
+    return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, notes
 
 
 def _flagged_paired(config: GateConfig, bench):

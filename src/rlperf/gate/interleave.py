@@ -144,7 +144,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     from rlperf.gate.paired import save as save_pairs
 
     scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
-    runs, orders, session, pairs, paired_file = [], [], None, None, None
+    runs, orders, session, pairs, paired_file, stored = [], [], None, None, None, []
     kept = dict(base=base_sha, head=head_sha, machine=where.machine, bench=where.bench)
     try:
         with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
@@ -170,9 +170,9 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                              confirm_rounds, echo)
                 paired_file = os.path.join(scratch, "paired.json")
                 save_pairs(paired_file, list(pairs.values()), paired)
-            store.publish(where.results_dir, where.machine, pass_dir, (base_sha, head_sha),
-                          metas=(metas["base"], metas["head"]), bench=where.bench, fingerprint=session,
-                          wait_s=where.store_wait_s, echo=echo)
+            stored = store.publish(where.results_dir, where.machine, pass_dir, (base_sha, head_sha),
+                                   metas=(metas["base"], metas["head"]), bench=where.bench, fingerprint=session,
+                                   wait_s=where.store_wait_s, echo=echo)
             if keep:
                 passdir.save(keep, [os.path.join(scratch, passdir.pass_folder(i)) for i in range(passes)],
                              order=orders, fingerprint=session, paired=paired_file, **kept)
@@ -184,7 +184,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Passes(runs=tuple(runs), order=tuple(orders), paired=pairs,
-                  paired_block=paired.block if paired is not None else 0)
+                  paired_block=paired.block if paired is not None else 0, store_notes=tuple(stored))
 
 
 __all__ = ["Passes", "measure_interleaved", "order_of", "pairable", "pass_values", "paired_values", "representative"]
