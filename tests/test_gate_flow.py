@@ -207,6 +207,31 @@ def test_interleaved_run_catches_the_slowdown_on_the_median_of_passes(tiny):
     assert kept_by_name["bench_tiny.Tiny.time_work"]["detail"] == work["detail"]
 
 
+def test_a_subset_run_merges_into_the_commits_stored_results(tiny):
+    """Real asv: a `--run --bench` subset stores what it measured and keeps the rest of the commit's file
+    (the unselected parameter of a parameterised benchmark, which asv writes as NaN, and the benchmarks
+    it did not run)."""
+    from rlperf.gate.results import load_points
+
+    repo, c = tiny
+    results = repo / "merged"
+    assert _gate(repo, c["c1"], c["c2"], "--results-dir", str(results))[0] == GateExit.OK  # both stored whole
+    def stored():
+        return {name: p for (_, name), p in load_points(str(results), "tiny", c["c1"]).items()}
+
+    before = stored()
+    subset = r"Tiny.time_work|time_param\(1\)"
+    code, verdict, by_name = _gate(repo, c["c1"], c["c2"], "--run", "--passes", "1", "--bench", subset,
+                                   "--results-dir", str(results))
+    assert code == GateExit.OK, verdict
+    after = stored()
+    assert set(after) == set(before) and len(after) == 4
+    for name in ("bench_tiny.Tiny.time_work", "bench_tiny.Param.time_param(1)"):  # measured again
+        assert after[name].samples != before[name].samples
+    for name in ("bench_tiny.Tiny.track_speedup", "bench_tiny.Param.time_param(2)"):  # kept as stored
+        assert after[name] == before[name]
+
+
 def test_a_head_whose_suite_does_not_import_is_a_benchmark_failure(tiny):
     repo, c = tiny
     code, verdict, _ = _gate(repo, c["c1"], c["c5"])  # c1 is stored by the tests above (or benchmarked now)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from rlperf.asvtools import fingerprint
 from rlperf.asvtools.json_layout import layout_of
 from rlperf.gate.exitcodes import InfrastructureError
-from rlperf.gate.outputs import write_text_atomic
 from rlperf.gate.results import UNRECORDED
+from rlperf.report.jsonio import write_text_atomic
 
 KEY = "cpu_flags"
 MACHINE_FILE = "machine.json"

@@ -14,6 +14,7 @@ no point, and any crash of the gate itself), 6 changed benchmark version. See do
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import sys
@@ -21,6 +22,8 @@ import traceback
 
 
 def add_parser(subparsers, name: str, help_text: str):
+    from rlperf.asvtools.store import DEFAULT_WAIT_S
+
     p = subparsers.add_parser(name, help=help_text, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--base", help="baseline commit (ref or SHA)")
@@ -28,6 +31,10 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--machine", help="asv machine name (default: `rlperf machine --print-name`)")
     p.add_argument("--results-dir", help="asv results folder (default: asv.conf.json's results_dir; with --run and "
                                          "no --store, the git-ignored .asv/gate-results)")
+    p.add_argument("--store-wait", type=_number, metavar="SECONDS",
+                   help="how long a run waits for another rlperf writer's lock on the results folder before "
+                        f"exit 5 (default: {DEFAULT_WAIT_S:g}); results are merged in point by point, never "
+                        "overwritten")
     p.add_argument("--config", help="gate thresholds file (default: gate.toml when present)")
     p.add_argument("--factor", type=_number, help="default regression factor, finite and > 1 "
                                                   "(overrides [gate] factor)")
@@ -111,7 +118,8 @@ def _where(args):
     machine = check_machine_name(args.machine) if args.machine is not None else check_machine_name(
         machine_name(), "machine name (RLPERF_MACHINE or `rlperf machine --print-name`)")
     conf = os.path.abspath(args.asv_config or os.path.join(repo, "asv.conf.json"))
-    return Where(repo=repo, results_dir=_results_dir(args, repo, conf), machine=machine, conf=conf, bench=args.bench)
+    return Where(repo=repo, results_dir=_results_dir(args, repo, conf), machine=machine, conf=conf, bench=args.bench,
+                 store_wait_s=Where.store_wait_s if args.store_wait is None else args.store_wait)
 
 
 def _results_dir(args, repo: str, conf: str) -> str:
@@ -198,6 +206,8 @@ def _validate(args):
         if os.path.exists(args.passes_from) and not os.path.isdir(args.passes_from):
             raise UsageError(f"--passes-from {args.passes_from!r} is a file; give the folder --keep-passes wrote")
     compile_bench(args.bench)
+    if args.store_wait is not None and not (math.isfinite(args.store_wait) and args.store_wait >= 0):
+        raise UsageError(f"--store-wait must be a finite number of seconds >= 0, got {args.store_wait:g}")
     for flag in ("out_md", "out_json"):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     check_output_dir(args.keep_passes, "--keep-passes")

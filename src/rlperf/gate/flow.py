@@ -9,6 +9,7 @@ import os
 import tempfile
 from dataclasses import dataclass, replace
 
+from rlperf.asvtools.store import DEFAULT_WAIT_S
 from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
@@ -29,6 +30,7 @@ class Where:
     machine: str
     conf: str  # asv.conf.json used for commits that have none of their own
     bench: str | None = None  # asv --bench regex, to gate a subset (compared points and coverage alike)
+    store_wait_s: float = DEFAULT_WAIT_S  # seconds a run waits for another writer's lock on results_dir
     head_working_tree: bool = False  # --allow-dirty: head prepared from the working tree (gate_working_tree)
 
 
@@ -45,7 +47,7 @@ def _run(where: Where, sha: str, echo) -> int:
     from rlperf.asvtools.run_commit import run_commit  # imported late: pure comparisons need no git/pip
 
     return run_commit(where.repo, sha, machine=where.machine, results_dir=where.results_dir,
-                      fallback_conf=where.conf, bench=where.bench, echo=echo)
+                      fallback_conf=where.conf, bench=where.bench, echo=echo, wait_s=where.store_wait_s)
 
 
 def _notes(base: CommitResults, head: CommitResults, env_map: dict, findings, not_measured: int) -> list[str]:
@@ -112,10 +114,10 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
                                  confirm=_flagged_paired(config, compile_bench(where.bench)),
                                  confirm_rounds=config.paired_confirm)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
-    notes = []
+    notes = [f"results folder: {note}" for note in passes.store_notes]  # asvtools.store: what it did not store
     if not where.head_working_tree:  # gate_working_tree says where its results went (nowhere)
         local = os.path.abspath(where.results_dir) == local_results_dir(where.repo)
-        notes.append(f"the last pass of both commits was stored in {where.results_dir}"
+        notes.append(f"the last pass of both commits was merged into {where.results_dir}"
                      + (" (a git-ignored local folder; --store writes into the results history)" if local else ""))
     return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, notes
 

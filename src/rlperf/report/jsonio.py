@@ -10,20 +10,25 @@ from pathlib import Path
 from rlperf.errors import UsageError
 
 
-def write_json(path: str | Path, doc: dict) -> Path:
-    """Write `doc` to `path` via a temp file + rename, so a crash never leaves half a file."""
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write `text` via a temp file + rename in the same folder, so a crash never leaves half a file
+    (a killed writer leaves at most a hidden `.<name>.*` temp file beside the old one)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=False, default=_jsonable)
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_json(path: str | Path, doc: dict) -> Path:
+    """Write `doc` to `path` atomically (write_text_atomic)."""
+    return write_text_atomic(path, json.dumps(doc, indent=2, sort_keys=False, default=_jsonable) + "\n")
 
 
 def _jsonable(obj):
