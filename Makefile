@@ -51,10 +51,14 @@ bench-full: env
 bench-inner: env
 	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable
 
-# Gate HEAD against $(BASE) on this machine, benchmarking each commit in a worktree if needed.
+# Gate HEAD against $(BASE) on this machine as CI does: both measured now, interleaved, each in its own
+# worktree, under gate.toml's profile for this host (gpu where a CUDA device is visible, else xeon;
+# PROFILE=NAME picks one). QUICK=1: a fast look (1 pass, no paired sampling), labelled not what CI runs.
+PROFILE ?=
+QUICK ?=
 gate: env
-	$(PY) -m rlperf gate --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
-	  --out-md out/gate.md --out-json out/gate.json
+	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
+	  $(if $(PROFILE),--profile "$(PROFILE)") $(if $(QUICK),--quick) --out-md out/gate.md --out-json out/gate.json
 
 publish: env
 	$(ASV) publish

@@ -6,8 +6,8 @@ Two local commits (HEAD and a commit on top of it that changes nothing measurabl
 a same-repository PR. Each job of the `xeon` matrix leg runs in its own fresh clone, in the workflow's
 order (base: the base's record; head: base and head interleaved, passes kept; verdict: the kept passes
 judged under the base's record), with the workflow's env and `if:` conditions evaluated by gha_expr. `uses:`
-steps are stood in for locally: checkout = clone + checkout of `ref`, upload/download-artifact = copies
-in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
+steps are stood in for locally (and $RUNNER_TEMP by a folder per job): checkout = clone + checkout of `ref`,
+upload/download-artifact = copies in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
 github-script (the guard's review lookup, which passes a same-repository PR without one, and the PR
 comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
 Exit status: 0 when every job that should run did and ended with the status the workflow expects
@@ -128,7 +128,10 @@ class Job:
                 if "uses" in step:
                     self.uses(step)
                     continue
-                env = {**os.environ, **self.env, "GITHUB_STEP_SUMMARY": str(self.summary), "CI": "true"}
+                temp = self.ws.parent / f"{self.name}-runner-temp"  # the runner's per-job temp folder
+                temp.mkdir(exist_ok=True)
+                env = {**os.environ, **self.env, "GITHUB_STEP_SUMMARY": str(self.summary), "CI": "true",
+                       "RUNNER_TEMP": str(temp)}
                 if self.bin:
                     env["PATH"] = f"{self.bin}{os.pathsep}{env['PATH']}"
                 proc = subprocess.run(["bash", "-eo", "pipefail", "-c", substitute(step["run"], self.ctx)],

@@ -78,7 +78,7 @@ def test_pr_gate_records_the_base_alone_then_interleaves_base_and_head_on_xeon_a
     assert 'rlperf gate --backfill "$BASE_SHA~1..$BASE_SHA"' in _script(jobs["base"])  # the trusted record
     head = _script(jobs["head"])
     # one session, base and head alternating, every pass kept; the head job reports its code, never decides
-    assert "rlperf gate --run --passes 5" in head and "--keep-passes passes" in head
+    assert "rlperf gate --run --config" in head and "--keep-passes passes" in head
     assert '--base "$BASE_SHA" --head "$HEAD_SHA"' in head and "|| status=$?" in head
     assert jobs["base"]["steps"][0]["with"]["ref"] == "${{ env.BASE_SHA }}"
     assert jobs["head"]["steps"][0]["with"]["ref"] == "${{ env.HEAD_SHA }}"
@@ -86,6 +86,48 @@ def test_pr_gate_records_the_base_alone_then_interleaves_base_and_head_on_xeon_a
     upload = next(s for s in jobs["head"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["if"] == "always()" and upload["with"]["path"] == "passes/"
     assert upload["with"]["name"] == "perf-head-${{ matrix.runner }}"
+
+
+def _gate_commands(job: dict) -> list[str]:
+    """Each `rlperf gate` command line of the job's run steps, continuation lines joined."""
+    script = _script(job).replace("\\\n", " ")
+    return [line for line in script.splitlines() if "-m rlperf gate" in line]
+
+
+def test_every_gate_leg_names_a_profile_of_the_base_gate_toml_and_repeats_no_setting():
+    """gate.toml's [profile.NAME] is the one place a leg's settings live (local runs use it too)."""
+    from rlperf.gate.config import PROFILE_KEYS, load_config
+
+    jobs = _load("gate.yml")["jobs"]
+    for name in ("base", "head", "verdict"):
+        job = jobs[name]
+        for entry in job["strategy"]["matrix"]["include"]:
+            assert set(entry) == {"runner", "machine", "profile"}, (name, entry)  # no bench, passes, seconds
+            assert load_config(str(ROOT / "gate.toml"), profile=entry["profile"]).profile == entry["profile"]
+        assert job["env"]["PROFILE"] == "${{ matrix.profile }}"
+        assert job["env"]["BENCH"] == "${{ vars.RLPERF_GATE_BENCH }}"  # only the repository-wide override
+        (command,) = _gate_commands(job)
+        assert '--profile "$PROFILE"' in command and '${BENCH:+--bench "$BENCH"}' in command, command
+        flags = set(re.findall(r"--[a-z-]+", command))
+        assert not flags & {"--passes", "--paired", "--paired-bench", "--paired-restarts", "--paired-confirm",
+                            "--paired-screen", "--factor", "--quick"}, (name, command)
+        assert not re.search(r"(?<![\w.$~-])\d+(\.\d+)?(?![\w.])", command), (name, command)  # no literal numbers
+        assert {k.replace("_", "-") for k in PROFILE_KEYS} & {f[2:] for f in flags} <= {"bench"}
+
+
+def test_the_measuring_and_judging_jobs_read_the_base_gate_toml():
+    """A PR must not weaken its own gate by editing gate.toml: the head job (a checkout of the PR) reads the
+    base commit's copy; the base and verdict jobs check out the base, so their ./gate.toml is the base's."""
+    jobs = _load("gate.yml")["jobs"]
+    for name in ("base", "verdict"):
+        assert jobs[name]["steps"][0]["with"]["ref"] == "${{ env.BASE_SHA }}"
+        (command,) = _gate_commands(jobs[name])
+        assert "--config gate.toml" in command, command
+    head = _script(jobs["head"])
+    assert 'git --no-replace-objects show "$BASE_SHA:gate.toml" > "$RUNNER_TEMP/base-gate.toml"' in head
+    (command,) = _gate_commands(jobs["head"])
+    assert '--config "$RUNNER_TEMP/base-gate.toml"' in command
+    assert head.index("base-gate.toml") < head.index("rlperf gate")
 
 
 def _uses(job: dict) -> list[str]:

@@ -60,7 +60,8 @@ run_step() {  # run_step NAME
       rm -rf /tmp/asvrepo /tmp/gate-results && git clone -q .gitbundle /tmp/asvrepo \
         && git -C /tmp/asvrepo checkout -q -B main origin/main || return 1
       M=$(python3 -m rlperf machine --print-name)
-      python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run \
+      # --paired 0: passes only, as recorded before gate.toml's profiles (whose default pairs points)
+      python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run --paired 0 \
         --passes "${GATE_PASSES:-3}" --bench "$ASV_BENCH" --machine "$M" --results-dir /tmp/gate-results \
         --accept-changed 'bench_env.*' --keep-passes "$WORK/gate_env/passes" \
         --out-json "$WORK/gate_env/verdict.json" --out-md "$WORK/gate_env/verdict.md"

@@ -1,10 +1,15 @@
 """`rlperf gate`: did HEAD make anything slower, or break parity, compared with BASE on this machine?
 
-    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--passes K] [--paired S] [--keep-passes DIR]
-               [--store] [--allow-dirty] | --no-run [--passes-from DIR]] [--config gate.toml] [--factor 1.10]
-               [--bench REGEX] [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
+    rlperf gate --base origin/main --head HEAD [--machine NAME] [--run [--quick] [--passes K] [--paired S]
+               [--keep-passes DIR] [--store] [--allow-dirty] | --no-run [--passes-from DIR]] [--config gate.toml]
+               [--profile NAME] [--factor 1.10] [--bench REGEX]
+               [--accept-changed NAME ...] [--allow-host-change] [--out-md gate.md] [--out-json gate.json]
     rlperf gate --backfill A..B | NEW[:branch]     # benchmark commits that have no results yet
     rlperf gate --bisect A..B [--run]              # name the first commit of A..B that regressed
+
+Settings: gate.toml's [gate], then a [profile.NAME] (what one CI leg measures and how; default: gpu
+where a CUDA device is visible, else xeon), then --quick, then each flag given here. The verdict names
+the profile and every override.
 
 Exit codes: 0 ok, 1 regression (or parity out of tolerance), 2 usage error, 3 benchmark failure,
 4 coverage loss, 5 infrastructure error (includes a host change, corrupt results, a verdict that compared
@@ -19,6 +24,7 @@ import os
 import shlex
 import sys
 import traceback
+from dataclasses import replace
 
 
 def add_parser(subparsers, name: str, help_text: str):
@@ -36,6 +42,10 @@ def add_parser(subparsers, name: str, help_text: str):
                         f"exit 5 (default: {DEFAULT_WAIT_S:g}); results are merged in point by point, never "
                         "overwritten")
     p.add_argument("--config", help="gate thresholds file (default: gate.toml when present)")
+    p.add_argument("--profile", metavar="NAME",
+                   help="the [profile.NAME] of the config: what one CI leg measures and how (bench, passes, paired "
+                        "sampling). Default for a comparison: gpu where a CUDA device is visible, else xeon (the leg "
+                        "of a machine like this one); --backfill applies only a profile named here")
     p.add_argument("--factor", type=_number, help="default regression factor, finite and > 1 "
                                                   "(overrides [gate] factor)")
     p.add_argument("--run", action=argparse.BooleanOptionalAction, default=None,
@@ -45,30 +55,34 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--store", action="store_true",
                    help="with --run: store the measurements in the results history (--results-dir, default "
                         "asv.conf.json's results_dir) instead of the git-ignored .asv/gate-results")
-    p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: [gate] passes)")
+    p.add_argument("--passes", type=_integer, help="interleaved passes of --run (default: the profile's)")
+    p.add_argument("--quick", action="store_true",
+                   help="with --run: a fast look, 1 pass and no paired sampling (flags given here still win); "
+                        "the verdict says loudly that it is not what CI runs")
     p.add_argument("--paired", type=_number, metavar="SECONDS",
                    help="with --run: then sample every time_ (and sampled track_) point for SECONDS with base and head live in two "
-                        "processes, in turn, and judge it on those pairs (default: [gate] paired_seconds; 0: off)")
+                        "processes, in turn, and judge it on those pairs (default: the profile's paired_seconds, else [gate]'s; 0: off)")
     p.add_argument("--paired-bench", metavar="REGEX",
-                   help="with --paired: pair only the points this regex finds (default: [gate] paired_bench, "
-                        "else every pairable point)")
+                   help="with --paired: pair only the points this regex finds (default: the profile's "
+                        "paired_bench, else [gate]'s, else every pairable point)")
     p.add_argument("--paired-restarts", type=_integer, metavar="N",
                    help="with --paired: N fresh pairs of worker processes per point, one after another, "
-                        "SECONDS split between them (default: [gate] paired_restarts, else 1)")
+                        "SECONDS split between them (default: the profile's, else [gate] paired_restarts, else 1)")
     p.add_argument("--paired-confirm", type=_integer, metavar="N",
                    help="with --paired: sample a point the first round flags as a regression again, up to N "
-                        "more rounds, and judge it on all its pairs (default: [gate] paired_confirm, else 0)")
+                        "more rounds, and judge it on all its pairs (default: the profile's, else [gate] paired_confirm, else 0)")
     p.add_argument("--paired-screen", type=_number, metavar="SHARE",
                    help="with --paired-confirm: re-sample a point whose ratio exceeds 1 + SHARE x (its paired "
-                        "factor - 1), in (0, 1]; its verdict stays at the factor (default: [gate] paired_screen, "
-                        "else 1: only points the judge flags)")
+                        "factor - 1), in (0, 1]; its verdict stays at the factor (default: the profile's "
+                        "paired_screen, else [gate]'s, else 1: only points the judge flags)")
     p.add_argument("--keep-passes", metavar="DIR",
                    help="with --run: also keep every pass's results folder in DIR (absent or empty), with "
                         "DIR/passes.json, for a judge elsewhere (--passes-from)")
     p.add_argument("--passes-from", metavar="DIR",
                    help="judge the passes a `--run --keep-passes DIR` kept, like --run (median of per-pass "
                         "ratios); --results-dir holds the base's own record (versions, directions, host)")
-    p.add_argument("--bench", help="asv --bench regex: gate only a subset (points and coverage alike)")
+    p.add_argument("--bench", help="asv --bench regex: gate only a subset (points and coverage alike; "
+                                   "default: the profile's)")
     p.add_argument("--accept-changed", action="append", default=[], metavar="NAME",
                    help="accept a benchmark whose asv version changed (glob on the name, repeatable)")
     p.add_argument("--allow-host-change", action="store_true",
@@ -145,7 +159,7 @@ def _results_dir(args, repo: str, conf: str) -> str:
     return os.path.join(repo, history)
 
 
-def _reproduce(args, where) -> str:
+def _reproduce(args, where, config=None) -> str:
     """The command line that repeats this verdict, every argument shell-quoted (a --bench regex too)."""
     words = ["rlperf", "gate", "--base", args.base, "--head", args.head, "--machine", where.machine]
     if args.results_dir is not None:
@@ -153,6 +167,10 @@ def _reproduce(args, where) -> str:
     if args.bench:
         words += ["--bench", args.bench]
     words += ["--run"] if args.run else (["--no-run"] if args.run is False else [])
+    if config is not None and config.profile:
+        words += ["--profile", config.profile]
+    if args.quick:
+        words += ["--quick"]
     for flag, value in (("--passes", args.passes), ("--paired", args.paired), ("--paired-bench", args.paired_bench),
                         ("--paired-restarts", args.paired_restarts), ("--paired-confirm", args.paired_confirm),
                         ("--paired-screen", args.paired_screen), ("--passes-from", args.passes_from)):
@@ -181,6 +199,8 @@ def _validate(args):
         raise UsageError(f"--bisect {args.bisect!r}: give a range A..B")
     if args.passes is not None and args.run is not True:
         raise UsageError("--passes applies to --run (interleaved measurement) only")
+    if args.quick and args.run is not True:
+        raise UsageError("--quick applies to --run (interleaved measurement) only")
     if (args.paired is not None or args.paired_bench is not None or args.paired_restarts is not None
             or args.paired_confirm is not None or args.paired_screen is not None) and args.run is not True:
         raise UsageError("--paired, --paired-bench, --paired-restarts, --paired-confirm and --paired-screen apply "
@@ -211,9 +231,28 @@ def _validate(args):
     for flag in ("out_md", "out_json"):
         check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     check_output_dir(args.keep_passes, "--keep-passes")
-    return load_config(args.config, factor=args.factor, passes=args.passes, paired_seconds=args.paired,
+    return load_config(args.config, profile=args.profile, default_profile=None if args.backfill else _default_profile,
+                       quick=args.quick, bench=args.bench,
+                       factor=args.factor, passes=args.passes, paired_seconds=args.paired,
                        paired_bench=args.paired_bench, paired_restarts=args.paired_restarts,
                        paired_confirm=args.paired_confirm, paired_screen=args.paired_screen)
+
+
+def _default_profile() -> tuple[str, str]:
+    """The profile of a comparison that names none (gate.config.default_profile): asked only when the
+    config defines profiles. --backfill gets none by default: the nightly history measures every suite."""
+    from rlperf.gate.config import default_profile
+    from rlperf.measure.machine import machine_identity
+
+    return default_profile(machine_identity()["gpu_count"] > 0)
+
+
+def _label(verdict, config) -> None:
+    """The verdict names the settings it ran under: profile, --quick and command-line overrides."""
+    from rlperf.gate.config import settings_label
+
+    verdict.profile, verdict.quick = config.profile, config.quick
+    verdict.mode = "; ".join(part for part in (settings_label(config), verdict.mode) if part)
 
 
 def _gate(args) -> int:
@@ -224,6 +263,7 @@ def _gate(args) -> int:
 
     config = _validate(args)
     where = _where(args)
+    where = replace(where, bench=config.bench)  # --bench, else the profile's
     echo = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - asv's progress goes to stderr
 
     if args.backfill:
@@ -238,7 +278,8 @@ def _gate(args) -> int:
     changed = _uncommitted(args, where)
     verdict = (gate_working_tree(where, args.base, args.head, config, changed=changed, **options) if changed
                else gate(where, args.base, args.head, config, run=args.run, **options))
-    markdown = to_markdown(verdict, reproduce=_reproduce(args, where))
+    _label(verdict, config)
+    markdown = to_markdown(verdict, reproduce=_reproduce(args, where, config))
     print(markdown)
     if args.out_json:
         write_json(args.out_json, to_dict(verdict))

@@ -11,9 +11,18 @@
     paired_confirm = 0     # rounds of re-sampling a paired point flagged as a regression (0: off)
     paired_screen = 1.0    # with paired_confirm: re-sample above 1 + paired_screen * (paired factor - 1)
 
+    [profile.xeon]         # what one CI leg measures, and how (`--profile xeon`); overrides [gate]
+    bench = "."            # asv --bench regex of the leg
+    passes = 5             # and any of paired_seconds, paired_bench, paired_restarts, paired_confirm,
+                           # paired_screen; factors stay in [gate] and [[rule]]
+
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
     factor = 1.30
+
+Settings stack, last wins: built-in defaults < [gate] < the chosen profile < `--quick` (1 pass, no
+paired sampling) < each flag given on the command line. The gate names the profile, `--quick` and
+every overriding flag in its verdict, so a local run can be checked against what CI ran.
 
 A benchmark's own `direction`/`tolerance` attributes (rlperf.gate.meta) win over rules; rules fill in
 where the benchmark cannot say (e.g. a suite that predates the decorators).
@@ -65,6 +74,11 @@ class GateConfig:
     paired_screen: float = 1.0  # "flagged" for a confirming round: ratio > 1 + paired_screen * (factor - 1)
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str | None = None
+    bench: str | None = None  # asv --bench regex: the profile's, or --bench (None: every benchmark)
+    profile: str | None = None  # the [profile.NAME] applied (None: the file defines none, or none was asked for)
+    profile_from: str = ""  # why that profile: "--profile", or the default's reason
+    quick: bool = False  # --quick: 1 pass, no paired sampling; not what CI runs
+    overrides: tuple[str, ...] = ()  # command-line flags that replaced a setting, as given ("--passes 3")
 
 
 @dataclass(frozen=True)
@@ -148,58 +162,139 @@ def check_regex(value, where: str) -> str:
     return value
 
 
-def load_config(path: str | None, *, factor: float | None = None, passes: int | None = None,
+# What a profile may set: what a leg measures and how. Factors are not among them (they stay in [gate]
+# and [[rule]]), so choosing a profile never changes how a number is judged.
+PROFILE_KEYS = ("bench", "passes", "paired_seconds", "paired_bench", "paired_restarts", "paired_confirm",
+                "paired_screen")
+_GATE_KEYS = ("factor", "p_threshold", "passes", "paired_seconds", "paired_bench", "paired_factor", "paired_restarts",
+              "paired_confirm", "paired_screen")
+# the flag that overrides each setting on the command line
+FLAGS = {"factor": "--factor", "bench": "--bench", "passes": "--passes", "paired_seconds": "--paired",
+         "paired_bench": "--paired-bench", "paired_restarts": "--paired-restarts", "paired_confirm": "--paired-confirm",
+         "paired_screen": "--paired-screen"}
+_CHECKS = {"bench": check_regex, "passes": check_passes, "paired_seconds": check_paired_seconds,
+           "paired_bench": check_regex, "paired_restarts": check_passes, "paired_confirm": check_confirm,
+           "paired_screen": check_screen}
+_DEFAULTS = {"bench": None, "passes": 3, "paired_seconds": 0.0, "paired_bench": None, "paired_restarts": 1,
+             "paired_confirm": 0, "paired_screen": 1.0}
+# --quick: one pass and no paired sampling, a look in minutes; the verdict says it is not CI's setting
+QUICK = {"passes": 1, "paired_seconds": 0.0}
+
+
+def default_profile(cuda_visible: bool) -> tuple[str, str]:
+    """(name, why) of the profile a run uses when none is named: the CI leg a machine like this one is.
+
+    `gpu` where a CUDA device is visible: such a host's CPU may be bimodal (the H200 runner's is), so its
+    leg gates the replay suite; else `xeon`, which gates everything (on a box with fewer cores its
+    paired points at more threads skip themselves, as in any asv run there)."""
+    if cuda_visible:
+        return "gpu", "default here: a CUDA device is visible"
+    return "xeon", "default here: no CUDA device visible"
+
+
+def _read(path: str | None) -> tuple[dict, str | None]:
+    if path is None and os.path.isfile(DEFAULT_PATH):
+        path = DEFAULT_PATH
+    if path is None:
+        return {}, None
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh), path
+    except OSError as exc:
+        raise UsageError(f"cannot read gate config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
+
+
+def _profiles(raw, path: str | None) -> dict[str, dict]:
+    """[profile.NAME] tables, each checked key by key: {name: {key: value}}."""
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise UsageError(f"{path}: profiles are tables [profile.NAME] (e.g. [profile.xeon]), got {raw!r}")
+    out = {}
+    for name, table in raw.items():
+        unknown = sorted(set(table) - set(PROFILE_KEYS))
+        if unknown:
+            raise UsageError(f"{path}: [profile.{name}] unknown keys {unknown}; allowed: {', '.join(PROFILE_KEYS)} "
+                             "(factors stay in [gate] and [[rule]])")
+        out[name] = {key: _CHECKS[key](value, f"{path}: [profile.{name}] {key}") for key, value in table.items()}
+    return out
+
+
+def _choose(profiles: dict, name: str | None, default, path: str | None) -> tuple[str | None, str]:
+    """The profile to apply and why: the one named; else, where the file defines profiles and a default
+    is wanted (`default` returns (name, why)), the default; else none."""
+    valid = f"valid: {', '.join(sorted(profiles))}" if profiles else f"{path or 'no gate config'} defines none"
+    if name is not None:
+        if name not in profiles:
+            raise UsageError(f"--profile {name!r} is not a profile of {path or 'the gate config'}; {valid}")
+        return name, "--profile"
+    if not profiles or default is None:
+        return None, ""
+    name, why = default()
+    if name not in profiles:
+        raise UsageError(f"{path}: no [profile.{name}] for this host ({why}); {valid}: pass --profile NAME")
+    return name, why
+
+
+def _show(value) -> str:
+    return f"'{value}'" if isinstance(value, str) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def load_config(path: str | None, *, profile: str | None = None, default_profile=None, quick: bool = False,
+                factor: float | None = None, bench: str | None = None, passes: int | None = None,
                 paired_seconds: float | None = None, paired_bench: str | None = None,
                 paired_restarts: int | None = None, paired_confirm: int | None = None,
                 paired_screen: float | None = None) -> GateConfig:
-    """Read `path` (the default gate.toml may be absent); --factor, --passes and --paired on the CLI win."""
-    data: dict = {}
-    source = None
-    if path is None and os.path.isfile(DEFAULT_PATH):
-        path = DEFAULT_PATH
-    if path is not None:
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except OSError as exc:
-            raise UsageError(f"cannot read gate config {path}: {exc.strerror}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"gate config {path} is not valid TOML: {exc}") from exc
-        source = path
+    """Read `path` (the default gate.toml may be absent) and stack the settings: [gate] < the profile
+    (`profile`, else `default_profile()` -> (name, why) when the file defines profiles) < `quick` < the
+    command line (every other keyword: None means not given)."""
+    data, source = _read(path)
+    path = source
     gate = data.get("gate", {})
-    unknown = set(data) - {"gate", "rule"} | set(gate) - {"factor", "p_threshold", "passes", "paired_seconds", "paired_bench",
-                                                                 "paired_factor", "paired_restarts", "paired_confirm",
-                                                                 "paired_screen"}
+    unknown = set(data) - {"gate", "rule", "profile"} | set(gate) - set(_GATE_KEYS)
     if unknown:
-        raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] factor, p_threshold, "
-                         "passes, paired_seconds, paired_bench, paired_factor, paired_restarts, paired_confirm, "
-                         "paired_screen; "
-                         "[[rule]]")
+        raise UsageError(f"{path}: unknown keys {sorted(unknown)}; allowed: [gate] {', '.join(_GATE_KEYS)}; "
+                         f"[profile.NAME] {', '.join(PROFILE_KEYS)}; [[rule]]")
     p_threshold = gate.get("p_threshold", 0.002)
     if not _is_number(p_threshold) or not 0 < p_threshold < 1:
         raise UsageError(f"{path}: p_threshold must be a number in (0, 1), got {p_threshold!r}")
+    profiles = _profiles(data.get("profile", {}), path)
+    name, why = _choose(profiles, profile, default_profile, path)
+    settings = dict(_DEFAULTS)
+    settings.update({key: _CHECKS[key](gate[key], f"{path}: [gate] {key}") for key in _DEFAULTS if key in gate})
+    settings.update(profiles.get(name, {}))
+    if quick:
+        settings.update(QUICK)
+    cli = {key: value for key, value in dict(bench=bench, passes=passes, paired_seconds=paired_seconds,
+                                             paired_bench=paired_bench, paired_restarts=paired_restarts,
+                                             paired_confirm=paired_confirm, paired_screen=paired_screen).items()
+           if value is not None}
+    settings.update({key: _CHECKS[key](value, FLAGS[key]) for key, value in cli.items()})
+    overrides = ([f"--factor {factor:g}"] if factor is not None else []) + [f"{FLAGS[k]} {_show(v)}"
+                                                                              for k, v in cli.items()]
     return GateConfig(
         factor=check_factor(factor, "--factor") if factor is not None
         else check_factor(gate.get("factor", 1.10), f"{path}: [gate]"),
         p_threshold=float(p_threshold),
-        passes=check_passes(passes, "--passes") if passes is not None
-        else check_passes(gate.get("passes", 3), f"{path}: [gate]"),
-        paired_seconds=check_paired_seconds(paired_seconds, "--paired") if paired_seconds is not None
-        else check_paired_seconds(gate.get("paired_seconds", 0.0), f"{path}: [gate]"),
         # --factor on the CLI is the one factor of that run: it replaces paired_factor too
         paired_factor=None if factor is not None or gate.get("paired_factor") is None
         else check_factor(gate["paired_factor"], f"{path}: [gate] paired_factor"),
-        paired_restarts=check_passes(paired_restarts, "--paired-restarts") if paired_restarts is not None
-        else check_passes(gate.get("paired_restarts", 1), f"{path}: [gate] paired_restarts"),
-        paired_confirm=check_confirm(paired_confirm, "--paired-confirm") if paired_confirm is not None
-        else check_confirm(gate.get("paired_confirm", 0), f"{path}: [gate]"),
-        paired_screen=check_screen(paired_screen, "--paired-screen") if paired_screen is not None
-        else check_screen(gate.get("paired_screen", 1.0), f"{path}: [gate]"),
-        paired_bench=check_regex(paired_bench, "--paired-bench") if paired_bench is not None
-        else (None if "paired_bench" not in gate else check_regex(gate["paired_bench"], f"{path}: [gate] paired_bench")),
         rules=tuple(_rule(r, i, path) for i, r in enumerate(data.get("rule", []))),
-        source=source,
+        source=source, profile=name, profile_from=why, quick=quick, overrides=tuple(overrides),
+        **settings,
     )
+
+
+def settings_label(config: GateConfig) -> str:
+    """One line for the verdict's mode: the profile and why, --quick, and every command-line override."""
+    parts = []
+    if config.quick:
+        parts.append("QUICK LOOK (--quick: 1 pass, no paired sampling), NOT what CI runs")
+    if config.profile:
+        parts.append(f"profile {config.profile} of {config.source} ({config.profile_from})")
+    if config.overrides:
+        parts.append("overridden on the command line: " + ", ".join(config.overrides))
+    return "; ".join(parts)
 
 
 def _first(rules, attr: str):
@@ -247,5 +342,6 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
                   paired_factor=paired or factor or config.paired_factor or config.factor)
 
 
-__all__ = ["DEFAULT_PATH", "GateConfig", "Policy", "Rule", "check_confirm", "check_factor", "check_screen", "check_paired_seconds", "check_passes",
-           "check_regex", "load_config", "policy_for"]
+__all__ = ["DEFAULT_PATH", "FLAGS", "GateConfig", "PROFILE_KEYS", "Policy", "QUICK", "Rule", "check_confirm",
+           "check_factor", "check_screen", "check_paired_seconds", "check_passes", "check_regex", "default_profile",
+           "load_config", "policy_for", "settings_label"]

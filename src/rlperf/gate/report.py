@@ -33,6 +33,12 @@ _QUIET = ("ok",)
 _UNLISTED = ("not-measured",)
 
 
+_QUICK_HEADLINE = " — QUICK LOOK, not CI's settings"
+_QUICK_NOTE = ("> ⚠️ **Quick look (`--quick`): 1 pass, no paired sampling. This is NOT what CI runs**; its misses "
+               "and false alarms are far more likely. Run without `--quick` (the profile's passes and paired "
+               "sampling) before trusting the verdict.")
+
+
 @dataclass
 class Verdict:
     """Everything the gate decided, with enough context to reproduce it."""
@@ -50,6 +56,8 @@ class Verdict:
     host: str = ""
     accepted: tuple[str, ...] = ()
     working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
+    profile: str | None = None  # gate.toml's [profile.NAME] the run used (the mode says why and what overrode it)
+    quick: bool = False  # --quick: a fast look, not the settings CI runs
 
     @property
     def exit_code(self) -> GateExit:
@@ -71,7 +79,7 @@ def to_dict(v: Verdict) -> dict:
         "schema": "rlperf.gate/1",
         "exit_code": int(code), "verdict": code.name.lower(),
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
-        "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted),
+        "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted), "profile": v.profile, "quick": v.quick,
         "head_working_tree": list(v.working_tree) if v.working_tree else None,
         "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
@@ -113,7 +121,8 @@ def _paths(paths, shown: int = 5) -> str:
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
     code = v.exit_code
-    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})", "",
+    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})" + (_QUICK_HEADLINE if v.quick else ""),
+             "", *([_QUICK_NOTE, ""] if v.quick else []),
              f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
              + (f"; {v.mode}" if v.mode else "") + ".",
              *([f"host: {v.host}."] if v.host else []), ""]
