@@ -1,6 +1,9 @@
 """Device placements order their first draw after the prefill: a draw on the placement's own stream
-while the default stream still copies the prefill would overwrite the freed chunk that the caching
-allocator has handed to the batch buffer (docs/replay-bimodality.md)."""
+while the default stream still copies the prefill can overwrite the freed chunk that the caching
+allocator has handed to the batch buffer, and so the table's rows (docs/replay-bimodality.md).
+
+The race itself shows only in some processes (a fresh process's first stream and allocations happen to
+wait for the device), so the test checks the order: prefill, then a device synchronise, then a launch."""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ import pytest
 from rlperf.replay.cases import QUICK_CAPACITY_ROWS, ReplayCase
 
 pytestmark = pytest.mark.gpu
-
-SLOW_PREFILL_CYCLES = 100_000_000  # ~50 ms of GPU spin after the prefill, on the default stream
 
 
 @pytest.mark.parametrize("name", ["gpu-fused-bf16", "uva-bf16"])
@@ -21,23 +22,27 @@ def test_the_first_draw_waits_for_the_prefill(monkeypatch, name):
     from rlperf.replay.run import build_placement
     from rlperf.replay.storage import Storage
 
-    prefill = Storage.prefill_pattern
+    events = []
+    prefill, launch, synchronize = Storage.prefill_pattern, cupy_kernels.launch, torch.cuda.synchronize
 
-    def slow_prefill(self):
+    def spy_prefill(self):
         prefill(self)
-        torch.cuda._sleep(SLOW_PREFILL_CYCLES)  # the prefill still running when setup goes on
+        events.append("prefill")
 
-    busy_at_launch = []
-    launch = cupy_kernels.launch
-
-    def checked_launch(*args):
-        busy_at_launch.append(not torch.cuda.default_stream().query())
+    def spy_launch(*args):
+        events.append("launch")
         return launch(*args)
 
-    monkeypatch.setattr(Storage, "prefill_pattern", slow_prefill)
-    monkeypatch.setattr("rlperf.replay.placements.uva.launch", checked_launch)  # imported by name there
-    monkeypatch.setattr(cupy_kernels, "launch", checked_launch)  # looked up at each draw by gpu.py
+    def spy_synchronize(*args, **kwargs):
+        events.append("sync")
+        return synchronize(*args, **kwargs)
+
+    monkeypatch.setattr(Storage, "prefill_pattern", spy_prefill)
+    monkeypatch.setattr("rlperf.replay.placements.uva.launch", spy_launch)  # imported by name there
+    monkeypatch.setattr(cupy_kernels, "launch", spy_launch)  # looked up at each draw by gpu.py
+    monkeypatch.setattr(torch.cuda, "synchronize", spy_synchronize)
     pl = build_placement(ReplayCase("g1_motion_tracking", "motrix", name, QUICK_CAPACITY_ROWS), threads=1, seed=0)
     pl.setup()
     pl.verify()
-    assert busy_at_launch and not any(busy_at_launch)
+    after = events[events.index("prefill") + 1:]
+    assert "launch" in after and "sync" in after[: after.index("launch")], events
