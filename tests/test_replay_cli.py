@@ -145,3 +145,37 @@ def test_the_reference_chart_keeps_its_four_quantities_whatever_else_was_measure
                                                                                fig.legends[0].get_texts()))
     replay_charts.component_breakdown(doc, tmp_path / "c.png")
     assert labels == ["CPU sample", "H2D", "CPU sample+H2D", "GPU sample"]
+
+
+def _bars(monkeypatch, chart, doc, tmp_path):
+    """Heights, y scale and tick labels of the bars `chart` draws for `doc` (first panel)."""
+    from rlperf.report import replay_charts
+
+    seen = {}
+
+    def grab(fig, path):
+        ax = fig.axes[0]
+        seen.update(heights=sorted(round(p.get_height(), 6) for p in ax.patches), yscale=ax.get_yscale(),
+                    ticks=[t.get_text() for t in ax.get_xticklabels()], ylabel=ax.get_ylabel())
+        return path
+
+    monkeypatch.setattr(replay_charts, "_save", grab)
+    chart(doc, tmp_path / "c.png")
+    return seen
+
+
+def test_replay_charts_plot_medians_on_a_log_axis_with_capacities_in_rows(monkeypatch, tmp_path):
+    from rlperf.report import replay_charts
+
+    host = _result("host", "cpu_sample_then_h2d_wall", 5.0, None)
+    gpu = _result("gpu", "gpu_sample_wall", 0.05, None)
+    for r in (host, gpu):
+        for t in r["timings"].values():
+            t["mean_ms"] = 3 * t["median_ms"]  # a mean pulled up by slow samples must not be what is drawn
+    doc = _doc_with([host, gpu])
+    doc["workload"]["capacity_rows"] = 512
+    for chart in (replay_charts.component_breakdown, replay_charts.gpu_sample_chart):
+        seen = _bars(monkeypatch, chart, doc, tmp_path)
+        assert 0.05 in seen["heights"] and 0.15 not in seen["heights"]
+        assert seen["yscale"] == "log" and seen["ylabel"].startswith("Median")
+        assert seen["ticks"] == ["1,024 rows\n(2^10, 2x config)"]

@@ -71,6 +71,29 @@ def test_next_obs_elision_gives_the_packed_layouts_batch_for_the_same_indices(pa
     assert pair.storages[1].layout.stored_row_bytes < pair.storages[0].layout.stored_row_bytes
 
 
+def test_the_elided_gather_never_waits_on_the_device(monkeypatch):
+    """No nonzero(), item() or tolist() in the gather: each would stall the host on every GPU draw, so the
+    host's speed, not the kernels', set the draw's time (docs/replay-bimodality.md)."""
+    pair = PairedStorages(TINY, CAP, ENVS, layouts=("bf16-slim", "compact"), terminal_rows=CAP)
+    for t in range(9):
+        pair.add(**step(t))
+    first, count = pair.sampleable()
+    idx = (first + torch.arange(count)) % CAP
+    want, _ = pair.batches(idx)
+    compact = pair.storages[1]
+
+    def stall(*_a, **_k):
+        raise AssertionError("host sync in the gather")
+
+    for name in ("nonzero", "item", "tolist"):
+        monkeypatch.setattr(torch.Tensor, name, stall)
+    monkeypatch.setattr(torch, "nonzero", stall)
+    got = compact.decode(compact.gather(idx, compact.new_batch(count)))
+    monkeypatch.undo()
+    for name, x, y in zip(want._fields, want, got):
+        assert torch.equal(x, y), name
+
+
 def test_paired_storages_return_fp32_and_bf16_batches_of_the_same_transitions():
     pair = PairedStorages(TINY, CAP, ENVS, terminal_rows=CAP)  # fp32 packed and bf16 compact
     for t in range(5):

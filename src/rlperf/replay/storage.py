@@ -187,17 +187,18 @@ class Storage:
             return torch.index_select(self.table, 0, indices, out=out)
         rows = self.table.index_select(0, indices)
         nxt = self.table.index_select(0, (indices + self.step_rows) % self.capacity)
-        slot = self.slot_of_row[indices].long()
-        ended = torch.nonzero(slot >= 0).flatten()
-        final = self.terminal.index_select(0, slot[ended])
+        # No host sync (a nonzero() here stalled the host every draw, so its speed set the draw's):
+        # gather a terminal row for every index (slot 0 where there is none) and select per row.
+        slot = self.slot_of_row[indices]
+        ended = (slot >= 0).unsqueeze(1)
+        final = self.terminal.index_select(0, slot.clamp(min=0))
         for f in self.batch_fields:
             dst = field_view(out, f)
             if f.name in self.stored:
                 dst.copy_(field_view(rows, self.stored[f.name]))
                 continue
             src = self.stored[f.name.removeprefix("next_")]
-            dst.copy_(field_view(nxt, src))
-            dst[ended] = field_view(final, self.terminal_fields[f.name])
+            torch.where(ended, field_view(final, self.terminal_fields[f.name]), field_view(nxt, src), out=dst)
         return out
 
     def new_batch(self, n: int, *, device: torch.device | None = None, pin_memory: bool = False) -> torch.Tensor:

@@ -46,6 +46,7 @@ def analysis_lines(doc: dict) -> list[str]:
         f"sample:new ratio per rank {wl['sample_new_ratio_per_rank']:g}x",
         f"- Timing: warmup {args['warmup']}, repeat {args['repeat']}, torch threads {args['torch_threads']}; "
         f"clocks as recorded in this run: {_clocks(doc)}.",
+        "- Times are medians of each point's samples (the per-placement table adds the minimum).",
         "- CPU sample+H2D is its own pass (gather then copy, synchronised), so it can differ from the sum.",
         "- Sampling is uniform with replacement over the full capacity (steady state of a full ring); "
         "every host page is written before timing and one gathered batch is verified row by row.",
