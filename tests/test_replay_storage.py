@@ -4,11 +4,11 @@ next-obs elision identical to the packed rows, and the newest step kept out of s
 import pytest
 import torch
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import LAYOUTS, layout_table, storage_layout
 from rlperf.replay.pairing import PairedStorages
 from rlperf.replay.sampler import TorchSampler
 from rlperf.replay.storage import STORAGE_KINDS, ReplayStorage, Storage
+from rlperf.row_layout import RowLayout
 from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 MT = RowLayout(160, 29, 289)

@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 import torch
 
-from rlperf.replay.layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 from rlperf.replay.layouts import Field, StorageLayout
 from rlperf.replay.sampler import TorchSampler
+from rlperf.row_layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 
 STORAGE_KINDS = ("host", "host-pinned", "device")
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "uint8": torch.uint8}
