@@ -129,7 +129,7 @@ def env_lines(root: Path) -> list[str]:
 
 def e2e_lines(root: Path) -> list[str]:
     """Each committed `rlperf e2e` run as its own report.md renders it (one renderer), headings demoted."""
-    from rlperf.e2e.report import report_lines
+    from rlperf.report.e2e_report import report_lines
 
     lines = ["## End-to-end SAC iteration (`rlperf e2e`)", ""]
     for path in sorted(root.glob(E2E_GLOB)):

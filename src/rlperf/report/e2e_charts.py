@@ -68,7 +68,7 @@ def write_charts(doc: dict, out_dir: str | Path) -> list[Path]:
         written.append(_save(fig, out_dir / ITERATION_CHART.format(schedule=schedule)))
     ab = doc.get("collector_ab") or []
     if ab:
-        from rlperf.e2e.report import COLLECTOR_PARTS
+        from rlperf.report.e2e_report import COLLECTOR_PARTS
 
         labels = [f"{e['kernel']} ({e['num_envs']:,} envs)" for e in ab]
         parts = [{k: e["summary"].get(k, 0.0) for k in COLLECTOR_PARTS} for e in ab]
