@@ -4,12 +4,11 @@ The measured runs report the same per-rank byte keys as `rank_traffic`, so model
 compared key by key; the time model turns bytes into milliseconds with the single-H200 ceilings of
 docs/limits.md 1.2-1.4 and the host assumptions in `Host`. Torch-free.
 
-    python -m rlperf.replay.multirank.traffic --markdown   # the tables of docs/tier2-plan.md
+    rlperf traffic   # the tables of docs/tier2-plan.md
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
@@ -315,19 +314,3 @@ def markdown(mt=None, walk=None) -> str:
         f"{walk.row_bytes:,} B) against the model", "", *reference_table(walk, rates, host),
     ]
     return "\n".join(parts) + "\n"
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlperf.replay.multirank.traffic", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--markdown", action="store_true", help="print the plan's tables as markdown")
-    args = parser.parse_args(argv)
-    if not args.markdown:
-        parser.print_help()
-        return 2
-    print(markdown(), end="")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
