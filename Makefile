@@ -5,7 +5,7 @@ STAMP := $(VENV)/.rlperf-installed
 ASV := $(PY) -m asv
 # asv publish, then rlperf's default view of each graph page (rlperf.asvtools.site: readable lines,
 # the legend beside the plot). asv.conf.json's html_dir is html.
-PUBLISH = $(ASV) publish && $(PY) -m rlperf.asvtools.site html
+PUBLISH = $(ASV) publish && $(PY) -m rlperf site defaults html
 MACHINE ?= $(shell $(PY) -m rlperf machine --print-name 2>/dev/null)
 # `make bench BENCH=bench_env` runs one suite; any asv --bench regex works.
 BENCH ?=
@@ -69,7 +69,7 @@ publish: env
 # The published site in headless Chromium: a graph per benchmark, readable default views, no page
 # error (rlperf.asvtools.site_check; SITE_JS=/tmp/site-js after scripts/site_js.sh on a box offline).
 site-check: env
-	$(PY) -m rlperf.asvtools.site_check html
+	$(PY) -m rlperf site check html
 
 preview: env
 	$(ASV) preview

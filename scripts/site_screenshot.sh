@@ -11,7 +11,7 @@
 # asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs. On a box without internet,
 # point SITE_JS at a folder holding those libraries (`scripts/site_js.sh /tmp/site-js` fetches them with
 # npm) and the check runs on a temporary copy of the site whose CDN links point at local copies
-# (rlperf.asvtools.site_vendor). `python -m rlperf.asvtools.site_check` checks every graph page.
+# (rlperf.asvtools.site_vendor). `rlperf site check` checks every graph page.
 #
 # Every failure says what failed on stderr (exit 2: missing tool or site; 1: no graph rendered; any
 # other step that fails names its line, command and status instead of ending the script silently).
@@ -31,7 +31,7 @@ server_log=$(mktemp); browser_log=$(mktemp)  # their output, shown when they fai
 if [ -n "${SITE_JS:-}" ]; then
   copy=$(mktemp -d)
   cp -r "$HTML"/. "$copy"
-  "$PY" -m rlperf.asvtools.site_vendor "$copy" "$SITE_JS"
+  "$PY" -m rlperf site vendor "$copy" "$SITE_JS"
   HTML=$copy
 fi
 

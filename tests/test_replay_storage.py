@@ -4,11 +4,11 @@ next-obs elision identical to the packed rows, and the newest step kept out of s
 import pytest
 import torch
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import LAYOUTS, layout_table, storage_layout
 from rlperf.replay.pairing import PairedStorages
 from rlperf.replay.sampler import TorchSampler
 from rlperf.replay.storage import STORAGE_KINDS, ReplayStorage, Storage
+from rlperf.row_layout import RowLayout
 from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 MT = RowLayout(160, 29, 289)
@@ -144,13 +144,17 @@ def test_elision_refuses_partial_steps_and_capacities_that_are_not_whole_steps()
         st.add(**step(0, envs=2))
 
 
-def test_the_historical_constructor_and_sample_call_still_work():
+def test_the_historical_constructor_still_works():
     st = ReplayStorage(TINY, 20)
     for t in range(3):
         st.add(**{k: v for k, v in step(t).items() if k not in ("terminal_mask", "final_obs", "final_critic")})
     assert (st.ptr, st.size) == (12, 12) and st.table.shape == (20, TINY.width)
-    a = st.sample(50, torch.Generator().manual_seed(7)).rewards
-    assert torch.equal(a, st.sample(50, torch.Generator().manual_seed(7)).rewards)
+
+    def rewards(seed):
+        idx = TorchSampler(seed).sample(st, torch.empty(50, dtype=torch.int64))
+        return st.decode(st.gather(idx, st.new_batch(50))).rewards
+
+    assert torch.equal(rewards(7), rewards(7)) and not torch.equal(rewards(7), rewards(8))
 
 
 def test_contract_violations_are_refused():

@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from rlperf.asvtools import site_check
+from rlperf.asvtools import browser, site_check
+from rlperf.cli import main
 from rlperf.asvtools.browser import Browser, BrowserError
 
 FAKE = textwrap.dedent("""\
@@ -69,11 +70,11 @@ def test_a_browser_that_cannot_start_is_named_with_its_output(fake, monkeypatch)
 
 
 def test_check_exits_2_without_a_site_or_a_browser(tmp_path, monkeypatch, capsys):
-    assert site_check.main([str(tmp_path)]) == 2
+    assert main(["site", "check", str(tmp_path)]) == 2
     assert "no " in capsys.readouterr().err
     (tmp_path / "index.json").write_text("{}")
-    monkeypatch.setattr(site_check, "find_chromium", lambda: None)
-    assert site_check.main([str(tmp_path)]) == 2
+    monkeypatch.setattr(browser, "find_chromium", lambda: None)
+    assert main(["site", "check", str(tmp_path)]) == 2
     assert "chromium not found" in capsys.readouterr().err
 
 

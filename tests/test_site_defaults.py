@@ -14,6 +14,7 @@ from asv.graph import Graph
 
 from rlperf.asvtools import site, site_vendor
 from rlperf.asvtools.site import _choose_points, default_selection, install
+from rlperf.cli import main
 
 BENCH = "bench_x.Suite.time_kernel"
 PARAMS = [["'walk'", "'probe'", "'track'"], ["1", "2", "4", "8"]]
@@ -128,7 +129,7 @@ def test_install_writes_the_defaults_and_links_its_files_once(tmp_path):
 
 
 def test_a_folder_that_is_no_published_site_is_refused_with_exit_2(tmp_path, capsys):
-    assert site.main([str(tmp_path)]) == 2
+    assert main(["site", "defaults", str(tmp_path)]) == 2
     assert "run `asv publish` first" in capsys.readouterr().err
     assert not (tmp_path / "rlperf-site.js").exists()
 

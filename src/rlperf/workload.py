@@ -12,7 +12,7 @@ from functools import cached_property
 from importlib import resources
 
 from rlperf.errors import UsageError, choice_error
-from rlperf.replay.layout import RowLayout
+from rlperf.row_layout import RowLayout
 
 ALGO = "sac"
 

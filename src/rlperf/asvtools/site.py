@@ -1,6 +1,6 @@
 """The post-publish step of asv's site: each graph page opens on a readable default view.
 
-    python -m rlperf.asvtools.site [HTML_DIR=html]     (after `asv publish`; `make publish` runs both)
+    rlperf site defaults [HTML_DIR=html]     (after `asv publish`; `make publish` runs both)
 
 asv 0.6.6 opens a graph page on every machine and host series at once, with up to 8 parameter points
 each, and draws the legend over the plot (graphdisplay.js); nothing in asv.conf.json changes that, only
@@ -21,12 +21,10 @@ Only the standard library and asv are imported, so the publish workflow runs it 
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
 import os
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -148,27 +146,10 @@ def install(html: Path, max_lines: int = MAX_LINES) -> dict[str, dict[str, list]
         page = page.replace("</head>", f"  {_MARK}\n    {_TAGS}  </head>", 1)
     defaults = default_selection(json.loads(index_json.read_text()), html, max_lines)
     assets = resources.files("rlperf.asvtools") / "site_assets"
-    script = ("/* Written by `python -m rlperf.asvtools.site` after `asv publish` (its docstring says why). */\n"
+    script = ("/* Written by `rlperf site defaults` after `asv publish` (its docstring says why). */\n"
               f"var RLPERF_DEFAULTS = {json.dumps(defaults, indent=1, sort_keys=True)};\n\n"
               + (assets / "rlperf-site.js").read_text())
     _write(html / "rlperf-site.js", script)
     _write(html / "rlperf-site.css", (assets / "rlperf-site.css").read_text())
     _write(index_html, page)
     return defaults
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("html", nargs="?", default="html", help="the folder `asv publish` wrote (default: html)")
-    args = parser.parse_args(argv)
-    try:
-        defaults = install(Path(args.html))
-    except SiteError as exc:
-        print(f"rlperf.asvtools.site: {exc}", file=sys.stderr)
-        return 2
-    print(f"site: default views for {len(defaults)} benchmarks with values -> {args.html}/rlperf-site.js")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Read the published site in headless Chromium as a person would, and say what is wrong with it.
 
-    python -m rlperf.asvtools.site_check [HTML_DIR=html] [--site-js DIR] [--browser PATH]
+    rlperf site check [HTML_DIR=html] [--site-js DIR] [--browser PATH]
 
 On a served copy of the site (asv's pages load JSON by XHR, which file:// blocks; with --site-js, or
 $SITE_JS, the copy loads its CDN libraries from that folder, see rlperf.asvtools.site_vendor):
@@ -16,13 +16,10 @@ Exit 0 when all hold; 1 listing every failure; 2 when the site, the browser or t
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
-import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -30,9 +27,9 @@ from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from rlperf.asvtools.browser import Browser, BrowserError, find_chromium
+from rlperf.asvtools.browser import Browser
 from rlperf.asvtools.site import MAX_LINES, default_selection
-from rlperf.asvtools.site_vendor import VendorError, vendor
+from rlperf.asvtools.site_vendor import vendor
 
 # A graph page is read once its plot stopped changing for this many polls with no XHR in flight.
 _SETTLED_POLLS = 3
@@ -177,7 +174,7 @@ def check(html: Path, browser_path: str, site_js: Path | None = None, timeout: f
     start, report = time.monotonic(), Report()
     index = json.loads((html / "index.json").read_text())
     if not (html / "rlperf-site.js").is_file():
-        report.failures.append(f"{html} has no rlperf-site.js: run `python -m rlperf.asvtools.site {html}` "
+        report.failures.append(f"{html} has no rlperf-site.js: run `rlperf site defaults {html}` "
                                "after asv publish")
         return report
     wanted = default_selection(index, html)
@@ -216,36 +213,3 @@ def check(html: Path, browser_path: str, site_js: Path | None = None, timeout: f
             server.server_close()
     report.seconds = time.monotonic() - start
     return report
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("html", nargs="?", default="html", help="the published site (default: html)")
-    parser.add_argument("--site-js", default=os.environ.get("SITE_JS") or None,
-                        help="folder of asv's CDN libraries (scripts/site_js.sh makes it; default: $SITE_JS)")
-    parser.add_argument("--browser", default=None, help="Chromium to use (default: chromium on PATH)")
-    args = parser.parse_args(argv)
-    html = Path(args.html)
-    browser_path = args.browser or find_chromium()
-    if not (html / "index.json").is_file():
-        print(f"site_check: no {html}/index.json (run make publish)", file=sys.stderr)
-        return 2
-    if not browser_path:
-        print("site_check: chromium not found (apt-get install -y chromium, or --browser PATH)", file=sys.stderr)
-        return 2
-    try:
-        report = check(html, browser_path, Path(args.site_js) if args.site_js else None)
-    except (BrowserError, VendorError) as exc:
-        print(f"site_check: {exc}", file=sys.stderr)
-        return 2
-    for name, page in sorted(report.pages.items()):
-        print(f"  {name}: {page['drawn']} lines, legend {page['legend_rows']} rows beside the plot")
-    for failure in report.failures:
-        print(f"site_check: FAIL {failure}", file=sys.stderr)
-    print(f"site_check: {len(report.pages)} graph pages, {report.graph_404s} absent series files, "
-          f"{len(report.failures)} failures, {report.seconds:.1f} s")
-    return 1 if report.failures else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Point a copy of asv's site at local copies of the libraries its pages load from CDNs.
 
-    python -m rlperf.asvtools.site_vendor SITE_COPY LIBS
+    rlperf site vendor SITE_COPY LIBS
 
 asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs, which a box without internet
 (CI, a runner) cannot reach. LIBS is a folder holding those libraries as their npm packages unpack
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 _CDN = re.compile(r'(src|href)="(https://[^"]+\.(?:js|css))"')
@@ -58,20 +57,3 @@ def vendor(site: Path, libs: Path) -> list[str]:
     for page in sorted(site.glob("*.html")):
         page.write_text(_CDN.sub(local, _PINNING.sub("", page.read_text())))
     return replaced
-
-
-def main(argv=None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    try:
-        vendor(Path(args[0]), Path(args[1]))
-    except VendorError as exc:
-        print(f"site_vendor: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -120,7 +120,7 @@ def measure(plan) -> dict:
 
     from rlperf.e2e.loop.matrix import ROUNDS
     from rlperf.e2e.loop.session import run_plan
-    from rlperf.e2e.report import summarize
+    from rlperf.report.e2e_report import summarize
     from rlperf.measure.machine import machine_identity, one_line
 
     total = (len(plan.num_envs) * len(plan.placements) * len(plan.schedules) * len(plan.prefetch)
@@ -166,7 +166,7 @@ def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
 
 
 def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
-    from rlperf.e2e.report import report_lines
+    from rlperf.report.e2e_report import report_lines
 
     plot_dir.mkdir(parents=True, exist_ok=True)
     path = plot_dir / "report.md"
@@ -175,13 +175,13 @@ def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
     os.replace(tmp, path)
     if not plots or not (doc["points"] or doc.get("collector_ab")):
         return []
-    from rlperf.e2e.charts import write_charts
+    from rlperf.report.e2e_charts import write_charts
 
     return write_charts(doc, plot_dir)
 
 
 def _plot_only(args) -> int:
-    from rlperf.e2e.report import summarize
+    from rlperf.report.e2e_report import summarize
     from rlperf.report.jsonio import read_json
 
     path = Path(args.plot_only)

@@ -20,9 +20,8 @@ from typing import NamedTuple
 
 import torch
 
-from rlperf.replay.layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 from rlperf.replay.layouts import Field, StorageLayout
-from rlperf.replay.sampler import TorchSampler
+from rlperf.row_layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 
 STORAGE_KINDS = ("host", "host-pinned", "device")
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "uint8": torch.uint8}
@@ -218,21 +217,6 @@ class Storage:
             out.append(view[:, 0] if name in SCALAR_FIELDS else view)
         return Batch(*out)
 
-    def sample(self, n: int, sampler, dtype: torch.dtype = torch.float32) -> Batch:
-        """Draw `n` indices with `sampler` (a Sampler, or a torch.Generator for the torch sampler), gather
-        and decode: the simple path; placements keep their own staged buffers."""
-        if isinstance(sampler, torch.Generator):
-            sampler = _GeneratorSampler(sampler)
-        idx = sampler.sample(self, torch.empty(n, dtype=torch.int64, device=self.device))
-        return self.decode(self.gather(idx, self.new_batch(n)), dtype)
-
-
-class _GeneratorSampler(TorchSampler):
-    """The torch sampler around a caller's generator (the historical `sample(n, generator)` call)."""
-
-    def __init__(self, gen: torch.Generator):
-        self.device, self.gen = gen.device, gen
-
 
 class ReplayStorage(Storage):
     """The historical constructor: a packed (or padded, from `layout.align_bytes`) fp32 ring.
@@ -251,16 +235,4 @@ class ReplayStorage(Storage):
         super().__init__(layout, capacity, kind=kind, device=device, step_rows=step_rows)
 
 
-def field_views(rows: torch.Tensor, layout) -> Batch:
-    """Named fp32 views of packed fp32 rows (kept for callers of the old module)."""
-    if isinstance(layout, RowLayout):
-        layout = StorageLayout("fp32", layout, align_bytes=layout.align_bytes)
-    views = []
-    for name in FIELD_ORDER:
-        f = next((f for f in layout.batch_fields() if f.name == name), None)
-        view = field_view(rows, f) if f else rows[:, :0]
-        views.append(view[:, 0] if name in SCALAR_FIELDS else view)
-    return Batch(*views)
-
-
-__all__ = ["Batch", "PREFILL_CHUNK_ROWS", "ReplayStorage", "STORAGE_KINDS", "Storage", "field_view", "field_views"]
+__all__ = ["Batch", "PREFILL_CHUNK_ROWS", "ReplayStorage", "STORAGE_KINDS", "Storage", "field_view"]

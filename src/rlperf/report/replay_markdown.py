@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlperf.measure.guards import gib
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
 from rlperf.report import replay_table as rt
 from rlperf.report.replay_layouts import layout_lines
@@ -24,8 +25,8 @@ def _mib(v: float | None) -> str:
     return "-" if v is None else f"{v / 2**20:.2f}"
 
 
-def _gib(v: float | None) -> str:
-    return "-" if v is None else f"{v / 2**30:.2f}"
+def _gib_cell(v: float | None) -> str:
+    return "-" if v is None else gib(v)
 
 
 def _ratio(v: float | None) -> str:
@@ -78,8 +79,8 @@ def analysis_lines(doc: dict) -> list[str]:
             lines.append(f"| {res['placement']} | {res.get('layout', '-')} | {res['capacity_rows']:,} | "
                          f"{LABELS[metric]} | {t['median_ms']:.3f} | {t['min_ms']:.3f} | "
                          f"{t['effective_Bps'] / 1e9:.1f} | {_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} | "
-                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib(res.get('host_peak_rss_bytes'))} | "
-                         f"{_gib(res.get('device_peak_bytes'))} |")
+                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib_cell(res.get('host_peak_rss_bytes'))} | "
+                         f"{_gib_cell(res.get('device_peak_bytes'))} |")
     if doc.get("layouts"):
         lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):

@@ -12,11 +12,11 @@ from abc import ABC, abstractmethod
 import torch
 
 from rlperf.measure.timing import time_cuda, time_wall
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.metrics import END_TO_END, GPU_SAMPLE
 from rlperf.replay.sampler import make_sampler
 from rlperf.replay.storage import Storage
 from rlperf.replay.tables import row_ids
+from rlperf.row_layout import RowLayout
 
 # GPU sample is ~0.05 ms: each sample spans 10 back-to-back draws, queued behind a GPU-side hold so
 # host launch cost stays out of it (docs/replay-bimodality.md).
