@@ -3,8 +3,6 @@ with the numpy against the fused update_state kernel; every segment carries its 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 ITERATION_CHART = "e2e_iteration_{schedule}.png"
@@ -13,18 +11,9 @@ MIN_LABEL_SHARE = 0.025  # segments narrower than this share of the widest bar g
 
 
 def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+    from rlperf.report.atomic import save_figure
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150, bbox_inches="tight")
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path, dpi=150, bbox_inches="tight")
 
 
 def _stacked(ax, labels: list[str], parts: list[dict[str, float]], totals: list[float], unit: str = "ms"):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from rlperf.report.atomic import save_figure
 
 CHART_NAME = "{task}_summary.png"
 
@@ -47,14 +47,4 @@ def plot_env(doc: dict, path: str | Path) -> Path:
     fig.suptitle(f"{meta['task']} fused update_state (Numba, {meta.get('threading_layer', '?')}) vs numpy"
                  f"\n{meta.get('device_line', '')}", fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path, dpi=150)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from rlperf.report.atomic import save_figure
 
 CHART_NAME = "noise_{task}.png"
 
@@ -44,14 +44,4 @@ def plot_noise(doc: dict, path: str | Path) -> Path:
     fig.suptitle(f"actor-noise generation, {meta['task']} columns ({meta.get('threading_layer', '?')})"
                  f"\n{meta.get('device_line', '')}", fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path, dpi=150)
