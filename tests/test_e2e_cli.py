@@ -84,7 +84,7 @@ def test_tiny_cpu_run_end_to_end(tmp_path, fake_collector, capsys):
     assert "exposed (a) ms" in report and "| 16 | async | host | one_tick |" in report
     assert any(e.get("name") == "sac_updates" for e in json.loads(trace.read_text())["traceEvents"])
     (out.parent / "report.md").unlink()
-    assert main(["e2e", "--plot-only", str(out), "--no-plots"]) == 0
+    assert main(["e2e", "--plot-only", str(out), "--plot-dir", str(out.parent), "--no-plots"]) == 0
     assert (out.parent / "report.md").read_text() == report
 
 

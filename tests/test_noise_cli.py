@@ -41,7 +41,7 @@ def test_plot_only_rerenders_the_chart_and_json_prints_a_summary(run, capsys):
     out, _ = run
     chart = out.parent / "noise_g1_motion_tracking.png"
     chart.unlink()
-    assert main(["noise", "--plot-only", str(out), "--json"]) == 0
+    assert main(["noise", "--plot-only", str(out), "--plot-dir", str(out.parent), "--json"]) == 0
     assert chart.is_file()
     summary = json.loads(capsys.readouterr().out)
     assert summary["schema"] == "rlperf.noise.summary" and summary["ok"]
