@@ -33,6 +33,11 @@ def fake_collector(monkeypatch):
     (["--placements", ","], "--placements: empty list; valid: host"),
     (["algo.no_such_key=1"], "bad Hydra override"),
     (["algo.amp_dtype=float16"], "amp_dtype 'float16' is not supported; valid: auto, bfloat16"),
+    (["--num-envs", str(10**12)], "--num-envs: host memory: 1,000,000,000,000 envs: one collector sync"),
+    (["=5"], "Hydra override '=5' names no key; write KEY=VALUE, e.g. algo.num_envs=4096"),
+    (["~algo.num_envs"], "left the config without a key the workload needs"),
+    (["algo.num_envs=1.5"], "algo.num_envs must be an integer, got 1.5"),
+    (["algo.num_envs=true"], "algo.num_envs must be an integer, got True"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, fake_collector, flags, message):
     out = tmp_path / "r" / "results.json"

@@ -65,7 +65,7 @@ def test_plot_only_on_malformed_rows_exits_2_and_writes_nothing(probe_run, tmp_p
     bad.write_text(json.dumps(doc))
     assert main(["env", "--plot-only", str(bad), "--plot-dir", str(tmp_path / "plots")]) == 2
     assert f"{bad}: malformed rows" in capsys.readouterr().err
-    assert not any((tmp_path / "plots").iterdir())
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["bad.json"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -76,6 +76,8 @@ def test_plot_only_on_malformed_rows_exits_2_and_writes_nothing(probe_run, tmp_p
     (["--num-envs", "1.5"], "positive integer"),
     (["--iters", "0"], "--iters"),
     (["--task", "probe", "--threads", "999", "--num-envs", "64"], "nothing would be measured; valid: 1.."),
+    (["--task", "probe", "--num-envs", str(10**12)], "--num-envs: host memory: 1,000,000,000,000 envs of probe"),
+    (["--profiles", ","], "--profiles: empty list; valid: "),
 ])
 def test_bad_input_exits_2_naming_the_problem_and_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "r" / "results.json"

@@ -53,6 +53,8 @@ def test_plot_only_rerenders_the_chart_and_json_prints_a_summary(run, capsys):
     (["--task", "g1_run"], "g1_walk_flat"),
     (["--num-envs", "0"], "--num-envs"),
     (["--iters", "0"], "--iters"),
+    (["--num-envs", str(10**12)], "--num-envs: host memory: 1,000,000,000,000 envs x 64 noise columns"),
+    (["--variants", ","], "--variants: empty list; valid: numpy"),
 ])
 def test_bad_input_exits_2_naming_the_valid_choices_and_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "r.json"
