@@ -64,12 +64,20 @@ def test_a_missing_collector_is_a_clear_error(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_tiny_cpu_run_end_to_end(tmp_path, fake_collector, capsys):
+    import os
+
     out = tmp_path / "e2e" / "results.json"
     trace = tmp_path / "trace" / "one_iteration.json"
-    code = main(["e2e", "--placements", "host,gpu-fused", "--schedule", "synchronous,async", "--iterations", "2",
-                 "--prefetch", "one_tick", "--warmup-iterations", "0", "--ab-steps", "2", "--threads", "1", "--physics", "recorded",
-                 "--out-json", str(out), "--profile", str(trace), *TINY])
+    umask = os.umask(0o022)
+    try:
+        code = main(["e2e", "--placements", "host,gpu-fused", "--schedule", "synchronous,async", "--iterations", "2",
+                     "--prefetch", "one_tick", "--warmup-iterations", "0", "--ab-steps", "2", "--threads", "1",
+                     "--physics", "recorded", "--out-json", str(out), "--profile", str(trace), *TINY])
+    finally:
+        os.umask(umask)
     assert code == 0, capsys.readouterr().err
+    outputs = [trace, *(p for p in out.parent.iterdir() if p.is_file())]
+    assert len(outputs) >= 5 and {oct(p.stat().st_mode & 0o777) for p in outputs} == {"0o644"}  # not mkstemp's 0600
     doc = json.loads(out.read_text())
     assert (doc["schema"], doc["schema_version"]) == ("rlperf.e2e", 1)
     assert doc["machine"]["num_cpu"] >= 1 and doc["device_info"].startswith("CPU:")
