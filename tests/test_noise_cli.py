@@ -69,3 +69,14 @@ def test_an_output_path_that_is_a_directory_and_a_foreign_json_exit_2(tmp_path, 
     foreign.write_text('{"schema": "rlperf.env", "schema_version": 1}')
     assert main(["noise", "--plot-only", str(foreign)]) == 2
     assert "rlperf.noise" in capsys.readouterr().err
+
+
+def test_plot_only_on_malformed_rows_exits_2_and_never_writes_next_to_its_input(run, tmp_path, capsys, monkeypatch):
+    doc = json.loads(run[0].read_text())
+    del doc["results"][0]["median_ms"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    assert main(["noise", "--plot-only", str(bad)]) == 2
+    assert f"{bad}: malformed rows" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["bad.json"]

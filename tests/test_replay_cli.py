@@ -289,3 +289,35 @@ def test_plot_only_on_malformed_rows_exits_2_and_writes_nothing(run_dir, tmp_pat
     assert main(["replay", "--plot-only", str(bad), "--plot-dir", str(tmp_path / "plots")]) == 2
     assert f"{bad}: malformed rows" in capsys.readouterr().err
     assert not any((tmp_path / "plots").iterdir())
+
+
+def test_a_second_run_waits_for_the_folder_lock_before_publishing(tmp_path):
+    import fcntl
+    import os
+    import threading
+
+    from rlperf.report.atomic import Staging, write_text
+
+    stage = Staging()
+    write_text(stage.path(tmp_path / "analysis.md"), "mine\n")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another run is publishing into this folder
+    publisher = threading.Thread(target=stage.publish)
+    publisher.start()
+    publisher.join(0.3)
+    assert publisher.is_alive() and not (tmp_path / "analysis.md").exists()
+    os.close(fd)
+    publisher.join(10)
+    assert (tmp_path / "analysis.md").read_text() == "mine\n" and [p.name for p in tmp_path.iterdir()] == ["analysis.md"]
+
+
+def test_replace_dir_swaps_a_whole_folder(tmp_path):
+    from rlperf.report.atomic import replace_dir
+
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "old.md").write_text("old")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "analysis.md").write_text("new")
+    replace_dir(tmp_path / "new", tmp_path / "report")
+    assert [p.name for p in (tmp_path / "report").iterdir()] == ["analysis.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]

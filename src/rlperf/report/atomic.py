@@ -163,12 +163,12 @@ class Staging:
 
     def publish(self, last: list[str | Path] = ()) -> list[Path]:
         """Move every staged file to its target, `last` ones after all others (the JSON that names the
-        rest), under the folder lock and with Ctrl-C held back until done; returns the targets."""
+        rest), under the folder lock and with Ctrl-C held back while the renames run; returns the targets."""
         last = [Path(p) for p in last]
         moves = [(staged, target / staged.name) for target, sdir in sorted(self._dirs.items())
                  for staged in sorted(sdir.iterdir()) if staged.is_file()]
         moves.sort(key=lambda m: m[1] in last)
-        with _signals_held(), folder_lock(*self._dirs):
+        with folder_lock(*self._dirs), _signals_held():  # waiting for the lock stays interruptible
             for staged, final in moves:
                 _publish(staged, final)
         self.discard()
