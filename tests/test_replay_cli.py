@@ -308,7 +308,8 @@ def test_a_second_run_waits_for_the_folder_lock_before_publishing(tmp_path):
     assert publisher.is_alive() and not (tmp_path / "analysis.md").exists()
     os.close(fd)
     publisher.join(10)
-    assert (tmp_path / "analysis.md").read_text() == "mine\n" and [p.name for p in tmp_path.iterdir()] == ["analysis.md"]
+    assert (tmp_path / "analysis.md").read_text() == "mine\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["analysis.md"]  # the staging folder is gone
 
 
 def test_replace_dir_swaps_a_whole_folder(tmp_path):
@@ -321,3 +322,9 @@ def test_replace_dir_swaps_a_whole_folder(tmp_path):
     replace_dir(tmp_path / "new", tmp_path / "report")
     assert [p.name for p in (tmp_path / "report").iterdir()] == ["analysis.md"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_plot_only_companions_are_refused_on_a_measuring_run(tmp_path, capsys, monkeypatch):
+    _no_measuring(monkeypatch)
+    assert main([*SMALL, "--overwrite-tracked", "--out-json", str(tmp_path / "r.json")]) == 2
+    assert "--overwrite-tracked only applies with --plot-only PATH" in capsys.readouterr().err

@@ -86,6 +86,14 @@ def add_plot_only_flags(p, command: str, plot_dir: bool = True) -> None:
     p.add_argument("--overwrite-tracked", action="store_true", help=OVERWRITE_TRACKED_HELP)
 
 
+def only_with_plot_only(args, plot_dir: bool = True) -> None:
+    """A measuring run refuses the --plot-only companions instead of ignoring them."""
+    given = (("--plot-dir", plot_dir and args.plot_dir), ("--overwrite-tracked", args.overwrite_tracked))
+    flags = [flag for flag, on in given if on]
+    if flags:
+        raise UsageError(f"{' and '.join(flags)} only appl{'y' if len(flags) > 1 else 'ies'} with --plot-only PATH")
+
+
 def tracked_files(folder: Path) -> list[str]:
     """Files under `folder` that git tracks ([] outside a repository, without git, or for a new folder)."""
     import subprocess

@@ -15,8 +15,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, parse_positive_list, plot_only_dir,
-                                  task_help, writable_file)
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, task_help, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
@@ -76,6 +76,7 @@ def plan_from_args(args):
     from rlperf.e2e.loop.session import E2EPlan
     from rlperf.workload import compose
 
+    only_with_plot_only(args, plot_dir=False)
     base = compose(args.task, args.sim, args.overrides)
     if args.physics not in PHYSICS:
         raise choice_error("physics", args.physics, PHYSICS)
@@ -194,6 +195,7 @@ def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
 
 def _plot_only(args) -> int:
     from rlperf.e2e.report import summarize
+    from rlperf.report.atomic import Staging
     from rlperf.report.jsonio import read_json
 
     path = Path(args.plot_only)
@@ -201,8 +203,6 @@ def _plot_only(args) -> int:
     for key in ("points", "skipped", "args", "collector_ab"):
         if key not in doc:
             raise UsageError(f"{path}: malformed rlperf e2e result, missing key {key!r}")
-    from rlperf.report.atomic import Staging
-
     plot_dir = plot_only_dir(args, "e2e")
     with Staging() as stage, malformed_rows(path):
         summarize(doc)

@@ -14,8 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, parse_positive_list, plot_only_dir,
-                                  threads_in_reach, writable_file)
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
@@ -47,6 +47,7 @@ def _plan(args) -> dict:
     """Validated settings; raises UsageError before anything runs."""
     from rlperf.envs import cases, registry, threads
 
+    only_with_plot_only(args)
     workload = registry.get(args.task)
     sweep = cases.QUICK if args.quick else cases.FULL
     if args.profiles:
@@ -73,7 +74,7 @@ def _plan(args) -> dict:
 
 
 PROBE_ENVS = 64
-COPIES = 4  # timed inputs, parity inputs, numpy outputs, Numba outputs: each about the inputs' size
+OUTPUT_FACTOR = 2  # the numpy and Numba outputs come on top of the two input sets, about as large again
 
 
 def _fits_in_memory(workload, profiles: list[str], num_envs: int, seed: int) -> None:
@@ -82,10 +83,11 @@ def _fits_in_memory(workload, profiles: list[str], num_envs: int, seed: int) -> 
     from rlperf.envs import parity
     from rlperf.measure.guards import nbytes, require_host
 
-    per_env = max(nbytes(workload.make_inputs(PROBE_ENVS, p, seed=seed))
-                  + nbytes(parity.make_parity_inputs(workload, PROBE_ENVS, p, seed=seed)) for p in profiles) / PROBE_ENVS
-    need = int(per_env * COPIES / 2 * num_envs)  # the two input sets are measured; outputs about as much again
-    require_host(need, f"{num_envs:,} envs of {workload.name} (~{per_env * COPIES / 2:,.0f} B per env)", "--num-envs")
+    inputs = max(nbytes(workload.make_inputs(PROBE_ENVS, p, seed=seed))
+                 + nbytes(parity.make_parity_inputs(workload, PROBE_ENVS, p, seed=seed)) for p in profiles)
+    per_env = OUTPUT_FACTOR * inputs / PROBE_ENVS  # timed + parity inputs, measured, and the outputs
+    require_host(int(per_env * num_envs), f"{num_envs:,} envs of {workload.name} (~{per_env:,.0f} B per env)",
+                 "--num-envs")
 
 
 def _measure(args, plan: dict) -> dict:

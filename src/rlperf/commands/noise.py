@@ -14,8 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, parse_positive_list, plot_only_dir,
-                                  threads_in_reach, writable_file)
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, VERSION = "rlperf.noise", 1
@@ -60,6 +60,7 @@ def _plan(args) -> dict:
     from rlperf.envs import threads
     from rlperf.envs.noise import cases
 
+    only_with_plot_only(args)
     if args.task not in cases.PROFILES:
         raise choice_error("task", args.task, cases.TASKS)
     variants = _names(args.variants, "--variants", cases.VARIANTS)

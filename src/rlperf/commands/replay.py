@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from rlperf.commands.args import (add_plot_only_flags, at_least, check_writable, malformed_rows,
-                                  parse_positive_list, plot_only_dir, task_help, writable_file)
+                                  only_with_plot_only, parse_positive_list, plot_only_dir, task_help,
+                                  writable_file)
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
@@ -80,6 +81,7 @@ def _threads(text: str, world_size: int) -> int:
 
 
 def _validate(args) -> None:
+    only_with_plot_only(args, plot_dir=False)
     at_least("--warmup", args.warmup, 0)
     at_least("--repeat", args.repeat, 1)
     if args.torch_threads != "auto":
@@ -189,6 +191,7 @@ def _reports(doc: dict, plot_dir: Path, charts: bool = True) -> list[Path]:
 
 
 def _plot_only(args) -> int:
+    from rlperf.report.atomic import Staging
     from rlperf.report.jsonio import read_json
 
     path = Path(args.plot_only)
@@ -197,11 +200,8 @@ def _plot_only(args) -> int:
         if key not in doc:
             raise UsageError(f"{path}: malformed rlperf replay result, missing key {key!r}")
     plot_dir = plot_only_dir(args, "replay")
-    from rlperf.report.atomic import Staging
-
     with Staging() as stage, malformed_rows(path):
         _reports(doc, stage.folder(plot_dir))
         for p in stage.publish():
             print(f"wrote {p}")
-    print(f"wrote {plot_dir / 'analysis.md'}")
     return 0
