@@ -77,3 +77,33 @@ def check_device(need_bytes: int, what: str, free: int, device_name: str = "cuda
         return Verdict(False, f"device memory on {device_name}: {what} needs {gib_and_bytes(need_bytes)} x "
                               f"{DEVICE_SAFETY_FACTOR} = {gib_and_bytes(need)}, free {gib_and_bytes(free)}")
     return Verdict(True)
+
+
+def nbytes(obj, _seen=None) -> int:
+    """Bytes held by the numpy arrays / tensors inside `obj` (dicts, sequences, dataclasses, objects),
+    each counted once: how big a workload's inputs are, measured at a small size and scaled."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if hasattr(obj, "nbytes") and not isinstance(obj, type):
+        return int(obj.nbytes)
+    if isinstance(obj, dict):
+        return sum(nbytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(nbytes(v, seen) for v in obj)
+    if hasattr(obj, "__dict__"):
+        return sum(nbytes(v, seen) for v in vars(obj).values())
+    if hasattr(obj, "__slots__"):
+        return sum(nbytes(getattr(obj, s, None), seen) for s in obj.__slots__)
+    return 0
+
+
+def require_host(need_bytes: int, what: str, flag: str, available: int | None = None) -> None:
+    """Refuse, before allocating, a size whose memory the host cannot hold: a UsageError (exit 2) naming
+    the bytes needed and available, instead of a MemoryError half-way through a run."""
+    from rlperf.errors import UsageError
+
+    verdict = check_host(need_bytes, what, available)
+    if not verdict.ok:
+        raise UsageError(f"{flag}: {verdict.reason}; give a smaller {flag}")

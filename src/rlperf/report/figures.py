@@ -3,8 +3,6 @@ place, like the JSON beside it), so an interrupted run never leaves a half-writt
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 
@@ -19,19 +17,12 @@ def pyplot():
 
 
 def save_png(fig, path: str | Path, **savefig) -> Path:
-    """Write `fig` to `path` at dpi 150 (plus any savefig options) atomically, then close it."""
-    plt = pyplot()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150, **savefig)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    """Write `fig` to `path` at dpi 150 (plus any savefig options) whole or not at all, then close it
+    (rlperf.atomic.save_figure: temp file, umask mode, rename)."""
+    from rlperf.atomic import save_figure
+
+    pyplot()  # the headless backend before anything draws
+    return save_figure(fig, path, dpi=150, **savefig)
 
 
 def label_points(ax, points) -> None:

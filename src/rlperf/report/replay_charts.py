@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rlperf.replay.metrics import COLOURS, GPU_SAMPLE  # noqa: E402
 from rlperf.report import replay_table as rt  # noqa: E402
+from rlperf.atomic import save_figure  # noqa: E402
 from rlperf.report.replay_placement_chart import placement_chart  # noqa: E402
 
 EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6", "#439894", "#83BCB6",
@@ -147,10 +148,7 @@ def gpu_sample_chart(doc: dict, path: Path) -> Path | None:
 
 
 def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=DPI, bbox_inches="tight")
 
 
 def write_charts(doc: dict, plot_dir: Path) -> list[Path]:
