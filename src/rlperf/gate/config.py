@@ -330,14 +330,15 @@ def with_table(config: GateConfig, machine: str, root: str = ".") -> GateConfig:
 
     from rlperf.gate.thresholds import load_table
 
-    path = Path(root) / config.thresholds.format(machine=machine)
+    shown = config.thresholds.format(machine=machine)  # as gate.toml names it, relative to the repository
+    path = Path(root) / shown
     if not path.is_file():
-        return replace(config, table={}, table_source=f"no thresholds table {path} for machine {machine!r}: "
+        return replace(config, table={}, table_source=f"no thresholds table {shown} for machine {machine!r}: "
                                                       "every factor from gate.toml")
     table = load_table(path)
     derived = sum(1 for t in table.values() if t.factor is not None)
     return replace(config, table=table, table_source=f"factors of {derived} point(s) derived from measured noise "
-                                                     f"({path}), advisory above ×{config.advisory_above:g}")
+                                                     f"({shown}), advisory above ×{config.advisory_above:g}")
 
 
 def _first(rules, attr: str):

@@ -150,7 +150,7 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
         status = "ok"
     if policy.advisory and (not paired or policy.advisory_paired):
         return finding("advisory", ratio=ratio, method=method,
-                       detail=f"{policy.advisory}; at ×{factor:g} it would read {status} ({detail})")
+                       detail=f"{policy.advisory}; at ×{factor:.2f} it would read {status} ({detail})")
     return finding(status, ratio=ratio, method=method, detail=detail)
 
 
