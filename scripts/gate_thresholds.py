@@ -6,7 +6,7 @@
 
 Writes OUT/thresholds.json (what `rlperf gate` reads, path from gate.toml [gate] thresholds) and
 OUT/PROVENANCE.md (this command, the rule, the table for people), and prints the Markdown table.
---check writes nothing: exit 1 when the committed table differs from what the results give now.
+--check writes nothing: exit 1 when the committed table or PROVENANCE.md differs from what the results give now.
 The null-runs folder defaults to results/reports/replay/<machine>/run-noise where it exists.
 Exit codes: 0 written (or up to date), 1 --check found a stale table, 2 bad input (nothing written).
 """
@@ -20,21 +20,7 @@ from pathlib import Path
 from rlperf.errors import UsageError
 from rlperf.gate.config import load_config
 from rlperf.gate.outputs import write_text_atomic
-from rlperf.gate.thresholds import MIN_CHANGES, MIN_RUNS, TABLE_NAME, Z_ONE_PERCENT, derive, markdown, to_json
-
-
-def provenance(machine: str, command: str, entries, ceiling: float) -> str:
-    return "\n".join([
-        f"# Gate thresholds of `{machine}`: factors from measured noise", "",
-        "Generated, never typed by hand, by:", "", f"    {command}", "",
-        f"Rule (docs/gate.md, Thresholds from data): factor = exp({Z_ONE_PERCENT} x sigma), a one-sided 1 % "
-        "false-alarm band for one comparison of two measurements; sigma is 1.4826 x the median absolute "
-        "deviation of the log-changes between consecutive commits of each host series (history, pooled over "
-        "the machine's hosts, a host change never counted), or sqrt(2) x the CV of fresh-process null runs; "
-        f"the wider one stands. Fewer than {MIN_CHANGES} changes or {MIN_RUNS} runs: no factor, the gate falls "
-        f"back to gate.toml. The last column applies gate.toml's advisory_above (×{ceiling:g} when generated); "
-        "the gate applies the ceiling of the gate.toml it reads.", "",
-        *markdown(machine, entries, ceiling), ""])
+from rlperf.gate.thresholds import TABLE_NAME, derive, markdown, provenance, to_json
 
 
 def main(argv=None) -> int:
@@ -62,17 +48,20 @@ def main(argv=None) -> int:
     command = " ".join(["python scripts/gate_thresholds.py", f"--machine {args.machine}",
                         f"--results-dir {args.results_dir.as_posix()}"]
                        + ([f"--null-runs {null_runs.as_posix()}"] if null_runs else []) + [f"--out {out.as_posix()}"])
-    table = to_json(args.machine, entries)
+    files = {TABLE_NAME: to_json(args.machine, entries),
+             "PROVENANCE.md": provenance(args.machine, command, entries, ceiling)}
     print("\n".join(markdown(args.machine, entries, ceiling)))
     if args.check:
-        current = out / TABLE_NAME
-        if not current.is_file() or current.read_text() != table:
-            print(f"gate_thresholds: {current} is stale: regenerate with `{command}`", file=sys.stderr)
+        stale = [name for name, text in files.items()
+                 if not (out / name).is_file() or (out / name).read_text() != text]
+        if stale:
+            print(f"gate_thresholds: {', '.join(str(out / n) for n in stale)} stale: regenerate with `{command}`",
+                  file=sys.stderr)
             return 1
         return 0
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(str(out / TABLE_NAME), table)
-    write_text_atomic(str(out / "PROVENANCE.md"), provenance(args.machine, command, entries, ceiling))
+    for name, text in files.items():
+        write_text_atomic(str(out / name), text)
     return 0
 
 

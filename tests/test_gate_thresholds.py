@@ -168,3 +168,39 @@ def test_the_command_refuses_an_unknown_machine_writing_nothing(tmp_path, capsys
     assert gate_thresholds.main(["--machine", "nope", "--results-dir", str(ROOT / "results/asv"),
                                  "--out", str(out), "--config", str(ROOT / "gate.toml")]) == 2
     assert "valid: cpu-2vcpu-amd-epyc" in capsys.readouterr().err and not out.exists()
+
+
+def test_bad_ceiling_or_table_is_a_usage_error_naming_it(tmp_path):
+    from rlperf.errors import UsageError
+
+    bad = tmp_path / "g.toml"
+    bad.write_text("[gate]\nadvisory_above = 1.0\n")
+    with pytest.raises(UsageError, match="advisory_above"):
+        load_config(str(bad))
+    table = tmp_path / "box" / "t.json"
+    table.parent.mkdir()
+    table.write_text('{"schema": "other"}')
+    good = tmp_path / "ok.toml"
+    good.write_text(f'[gate]\nthresholds = "{tmp_path.as_posix()}/{{machine}}/t.json"\n')
+    with pytest.raises(UsageError, match="unreadable thresholds table .*t.json.*scripts/gate_thresholds.py"):
+        with_table(load_config(str(good)), "box", "/")
+
+
+def test_the_ceiling_is_read_from_gate_toml_at_judging_time(tmp_path):
+    """The table holds measurement only; raising advisory_above gates a point the default ceiling does not."""
+    entry = Threshold("b.S.time_x", "history", 40, 0.1, 1.262, "synthetic")
+    assert policy_for(GateConfig(table={entry.name: entry}), "b.S.time_x", "b.S.time_x", {}).advisory
+    lenient = GateConfig(table={entry.name: entry}, advisory_above=1.3)
+    policy = policy_for(lenient, "b.S.time_x", "b.S.time_x", {})
+    assert policy.advisory is None and policy.factor == 1.262
+
+
+def test_check_finds_a_stale_table(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["--machine", H200, "--results-dir", str(ROOT / "results/asv"), "--out", str(out),
+            "--null-runs", str(ROOT / f"results/reports/replay/{H200}/run-noise"), "--config", str(ROOT / "gate.toml")]
+    assert gate_thresholds.main(argv) == 0 and gate_thresholds.main(argv + ["--check"]) == 0
+    doc = json.loads((out / "thresholds.json").read_text())
+    doc["points"][0]["n"] += 1
+    (out / "thresholds.json").write_text(json.dumps(doc))
+    assert gate_thresholds.main(argv + ["--check"]) == 1 and "stale" in capsys.readouterr().err

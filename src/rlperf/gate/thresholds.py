@@ -201,6 +201,21 @@ def markdown(machine: str, entries: list[Threshold], ceiling: float) -> list[str
     return lines
 
 
+def provenance(machine: str, command: str, entries: list[Threshold], ceiling: float) -> str:
+    """PROVENANCE.md of a generated table: the command that wrote it, the rule, the table for people."""
+    return "\n".join([
+        f"# Gate thresholds of `{machine}`: factors from measured noise", "",
+        "Generated, never typed by hand, by:", "", f"    {command}", "",
+        f"Rule (docs/gate.md, Thresholds from data): factor = exp({Z_ONE_PERCENT} x sigma), a one-sided 1 % "
+        "false-alarm band for one comparison of two measurements; sigma is 1.4826 x the median absolute "
+        "deviation of the log-changes between consecutive commits of each host series (history, pooled over "
+        "the machine's hosts, a host change never counted), or sqrt(2) x the CV of fresh-process null runs; "
+        f"the wider one stands. Fewer than {MIN_CHANGES} changes or {MIN_RUNS} runs: no factor, the gate falls "
+        f"back to gate.toml. The last column applies gate.toml's advisory_above (×{ceiling:g} when generated); "
+        "the gate applies the ceiling of the gate.toml it reads.", "",
+        *markdown(machine, entries, ceiling), ""])
+
+
 __all__ = ["MIN_CHANGES", "MIN_RUNS", "TABLE_NAME", "Threshold", "Z_ONE_PERCENT", "derive", "factor_of",
-           "from_history", "from_null_runs", "load_table", "log_changes", "markdown", "sigma_of_changes",
+           "from_history", "from_null_runs", "load_table", "log_changes", "markdown", "provenance", "sigma_of_changes",
            "sigma_of_runs", "to_json"]
