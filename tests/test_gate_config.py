@@ -18,12 +18,14 @@ def test_repository_gate_toml_loads():
     assert config.factor >= 1.0 and config.rules
 
 
-@pytest.mark.parametrize("placement, factor", [("gpu-compact", 4.0), ("gpu-fused-bf16", 2.9), ("gpu-fused", 1.30)])
-def test_repository_bands_of_the_bimodal_gpu_gathers_reach_their_points(placement, factor):
-    """The measured-noise bands (gate.toml) must match the parameterised asv keys, and not their neighbours."""
+@pytest.mark.parametrize("key, factor", [("bench_replay.ReplayGpuSample.track_ms(20, 'gpu-compact', 1)", 1.25),
+                                         ("bench_env.EnvFused.time_fused('probe', 8192, 1)", 1.10)])
+def test_repository_replay_fallback_reaches_replay_points_only(key, factor):
+    """Without a thresholds table the replay rule's fallback (gate.toml) reaches the parameterised asv keys;
+    the bimodal gathers' hand-set 4.0 and 2.9 are gone (they are advisory from their measured noise instead,
+    tests/test_gate_thresholds.py)."""
     config = load_config(str(ROOT / "gate.toml"))
-    key = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
-    assert policy_for(config, key, "bench_replay.ReplayGpuSample.track_ms", {}).factor == factor
+    assert policy_for(config, key, key.split("(")[0], {}).factor == factor
 
 
 def test_cli_factor_overrides_the_file_default_but_not_rules(tmp_path):

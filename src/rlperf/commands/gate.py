@@ -256,6 +256,7 @@ def _label(verdict, config) -> None:
 
 
 def _gate(args) -> int:
+    from rlperf.gate.config import with_table
     from rlperf.gate.outputs import write_text_atomic
     from rlperf.gate.flow import backfill, gate, gate_working_tree
     from rlperf.gate.report import to_dict, to_markdown
@@ -264,6 +265,7 @@ def _gate(args) -> int:
     config = _validate(args)
     where = _where(args)
     where = replace(where, bench=config.bench)  # --bench, else the profile's
+    config = with_table(config, where.machine, where.repo)  # the machine's factors from measured noise
     echo = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - asv's progress goes to stderr
 
     if args.backfill:

@@ -10,6 +10,8 @@
     paired_restarts = 1    # successive fresh pairs of worker processes per point (seconds split)
     paired_confirm = 0     # rounds of re-sampling a paired point flagged as a regression (0: off)
     paired_screen = 1.0    # with paired_confirm: re-sample above 1 + paired_screen * (paired factor - 1)
+    thresholds = "results/reports/gate/{machine}/thresholds/thresholds.json"  # derived factors (gate.thresholds)
+    advisory_above = 1.25  # a point whose measured noise needs a wider factor is advisory, never blocking
 
     [profile.xeon]         # what one CI leg measures, and how (`--profile xeon`); overrides [gate]
     bench = "."            # asv --bench regex of the leg
@@ -19,6 +21,12 @@
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
     factor = 1.30
+
+Factors stack too: a point's factor derived from its measured noise (the thresholds table of the
+machine, rlperf.gate.thresholds) > a [[rule]] factor > [gate] factor; a point whose table factor is above
+`advisory_above` is advisory (judged, listed, never blocking). `--factor` replaces the [gate] factor and
+every table factor (rules still win over it where no table factor stands, as before); advisory points
+stay advisory.
 
 Settings stack, last wins: built-in defaults < [gate] < the chosen profile < `--quick` (1 pass, no
 paired sampling) < each flag given on the command line. The gate names the profile, `--quick` and
@@ -45,6 +53,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 DEFAULT_PATH = "gate.toml"
+DEFAULT_THRESHOLDS = "results/reports/gate/{machine}/thresholds/thresholds.json"
+# Above this derived factor a point is advisory: a kernel that needs more than 25 % to stay quiet on
+# unchanged code cannot catch the 10-20 % regressions the suite exists for (docs/gate.md).
+DEFAULT_ADVISORY_ABOVE = 1.25
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,11 @@ class GateConfig:
     profile_from: str = ""  # why that profile: "--profile", or the default's reason
     quick: bool = False  # --quick: 1 pass, no paired sampling; not what CI runs
     overrides: tuple[str, ...] = ()  # command-line flags that replaced a setting, as given ("--passes 3")
+    factor_from_cli: bool = False  # --factor given: it replaces the table's factors as well as [gate] factor
+    thresholds: str | None = DEFAULT_THRESHOLDS  # path template of the machine's table ({machine})
+    advisory_above: float = DEFAULT_ADVISORY_ABOVE
+    table: dict | None = None  # point name -> gate.thresholds.Threshold, once with_table() read it
+    table_source: str = ""  # the table read, or why none was
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,8 @@ class Policy:
     tolerance: float | None
     source: str
     paired_factor: float | None = None  # used instead of factor when the point is judged on paired samples
+    advisory: str | None = None  # why the point is too noisy to gate (its measured spread and needed factor)
+    advisory_paired: bool = False  # the advisory holds for paired samples too (noise of fresh processes)
 
 
 def _is_number(value) -> bool:
@@ -167,7 +186,7 @@ def check_regex(value, where: str) -> str:
 PROFILE_KEYS = ("bench", "passes", "paired_seconds", "paired_bench", "paired_restarts", "paired_confirm",
                 "paired_screen")
 _GATE_KEYS = ("factor", "p_threshold", "passes", "paired_seconds", "paired_bench", "paired_factor", "paired_restarts",
-              "paired_confirm", "paired_screen")
+              "paired_confirm", "paired_screen", "thresholds", "advisory_above")
 # the flag that overrides each setting on the command line
 FLAGS = {"factor": "--factor", "bench": "--bench", "passes": "--passes", "paired_seconds": "--paired",
          "paired_bench": "--paired-bench", "paired_restarts": "--paired-restarts", "paired_confirm": "--paired-confirm",
@@ -272,7 +291,12 @@ def load_config(path: str | None, *, profile: str | None = None, default_profile
     settings.update({key: _CHECKS[key](value, FLAGS[key]) for key, value in cli.items()})
     overrides = ([f"--factor {factor:g}"] if factor is not None else []) + [f"{FLAGS[k]} {_show(v)}"
                                                                               for k, v in cli.items()]
+    thresholds = gate.get("thresholds", DEFAULT_THRESHOLDS)
+    if not isinstance(thresholds, str) or not thresholds:
+        raise UsageError(f"{path}: [gate] thresholds must be a path (with {{machine}}), got {thresholds!r}")
     return GateConfig(
+        thresholds=thresholds, factor_from_cli=factor is not None,
+        advisory_above=check_factor(gate.get("advisory_above", DEFAULT_ADVISORY_ABOVE), f"{path}: [gate] advisory_above"),
         factor=check_factor(factor, "--factor") if factor is not None
         else check_factor(gate.get("factor", 1.10), f"{path}: [gate]"),
         p_threshold=float(p_threshold),
@@ -294,7 +318,27 @@ def settings_label(config: GateConfig) -> str:
         parts.append(f"profile {config.profile} of {config.source} ({config.profile_from})")
     if config.overrides:
         parts.append("overridden on the command line: " + ", ".join(config.overrides))
+    if config.table_source:
+        parts.append(config.table_source + ("; --factor replaces its factors" if config.factor_from_cli else ""))
     return "; ".join(parts)
+
+
+def with_table(config: GateConfig, machine: str, root: str = ".") -> GateConfig:
+    """The config with the machine's thresholds table (gate.thresholds), or with the reason there is none."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from rlperf.gate.thresholds import load_table
+
+    shown = config.thresholds.format(machine=machine)  # as gate.toml names it, relative to the repository
+    path = Path(root) / shown
+    if not path.is_file():
+        return replace(config, table={}, table_source=f"no thresholds table {shown} for machine {machine!r}: "
+                                                      "every factor from gate.toml")
+    table = load_table(path)
+    derived = sum(1 for t in table.values() if t.factor is not None)
+    return replace(config, table=table, table_source=f"factors of {derived} point(s) derived from measured noise "
+                                                     f"({shown}), advisory above ×{config.advisory_above:g}")
 
 
 def _first(rules, attr: str):
@@ -335,13 +379,42 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
     direction = direction or "lower"
     if direction not in DIRECTIONS or (direction == "tolerance" and tolerance is None):
         raise UsageError(f"{key}: direction {direction!r} needs one of {DIRECTIONS} (tolerance needs a value)")
-    sources = ([f"direction: {src}"] + ([f"factor: rule {factor_src}"] if factor_src else [])
+    measured, advisory, advisory_paired = _measured(config, key, name, direction)
+    if measured is not None:
+        factor_text = f"factor: derived, {measured.spread} ({measured.detail})"
+        if measured.factor is None:
+            factor_text = f"factor: {'rule ' + factor_src if factor_src else '[gate]'}, too little measured noise ({measured.detail})"
+        elif config.factor_from_cli:
+            factor, factor_src = config.factor, None
+            factor_text = f"factor: --factor (replaces derived ×{measured.factor:g})"
+        else:
+            factor, factor_src = max(measured.factor, config.factor), None
+    else:
+        factor_text = f"factor: rule {factor_src}" if factor_src else ""
+    sources = ([f"direction: {src}"] + ([factor_text] if factor_text else [])
                + ([f"paired factor: rule {paired_src}"] if paired_src else []))
     return Policy(direction=direction, factor=factor or config.factor,
                   tolerance=None if tolerance is None else float(tolerance), source="; ".join(sources),
-                  paired_factor=paired or factor or config.paired_factor or config.factor)
+                  paired_factor=paired or (factor if factor_src else None) or config.paired_factor or config.factor,
+                  advisory=advisory, advisory_paired=advisory_paired)
+
+
+def _measured(config: GateConfig, key: str, name: str, direction: str):
+    """(the point's thresholds entry or None, the advisory reason or None, whether it holds when paired).
+
+    Tolerance points are not judged by a factor; advisory holds for paired samples only when the noise
+    was measured across fresh processes (pairs of fresh workers do not cancel it; the drift between
+    sessions that the history also holds, they do)."""
+    if direction == "tolerance" or not config.table:
+        return None, None, False
+    entry = config.table.get(name) or config.table.get(key)
+    if entry is None or entry.factor is None or entry.factor <= config.advisory_above:
+        return entry, None, False
+    reason = (f"too noisy to gate: {entry.spread} needs ×{entry.factor:.2f} for 1 % false alarms, above the "
+              f"ceiling ×{config.advisory_above:g} ({entry.detail})")
+    return entry, reason, entry.source == "null-runs"
 
 
 __all__ = ["DEFAULT_PATH", "FLAGS", "GateConfig", "PROFILE_KEYS", "Policy", "QUICK", "Rule", "check_confirm",
            "check_factor", "check_screen", "check_paired_seconds", "check_passes", "check_regex", "default_profile",
-           "load_config", "policy_for", "settings_label"]
+           "load_config", "policy_for", "settings_label", "with_table"]

@@ -250,7 +250,7 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
 
 
 # Statuses of a point the gate actually judged (a ratio against base, or a tolerance on head).
-_JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted")
+_JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted", "advisory")
 
 
 def _nothing_compared(findings) -> str | None:

@@ -17,7 +17,7 @@ from rlperf.gate.judge import Finding
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
-         "still-failing": "⚠️", "not-measured": "·", "ok": "✅"}
+         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢"}
 _HEADLINE = {
     GateExit.OK: "✅ no regression",
     GateExit.REGRESSION: "🔴 regression",
@@ -31,6 +31,8 @@ _LEAD_ORDER = ("regression", "parity", "failed", "skipped-on-head", "missing-on-
                "noise", "new", "changed-accepted", "still-failing")
 _QUIET = ("ok",)
 _UNLISTED = ("not-measured",)
+# too noisy to gate (gate.thresholds): listed in a section of their own with the reason, never blocking
+_ADVISORY = ("advisory",)
 
 
 _QUICK_HEADLINE = " — QUICK LOOK, not CI's settings"
@@ -83,6 +85,8 @@ def to_dict(v: Verdict) -> dict:
         "head_working_tree": list(v.working_tree) if v.working_tree else None,
         "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
+        "advisory": [{"name": f.name, "ratio": f.ratio if f.ratio is None or math.isfinite(f.ratio) else None,
+                      "reason": f.detail} for f in v.findings if f.status in _ADVISORY],
     }
 
 
@@ -139,12 +143,20 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
         counts = {k: n for k, n in v.counts().items() if k not in _UNLISTED}
         lines += ([""] if lines[-1] else []) + ["counts: " + (", ".join(f"{k} {n}" for k, n in counts.items())
                                                            or "none"), ""]
-    lead = sorted((f for f in listed if f.status not in _QUIET),
+    advisory = sorted((f for f in listed if f.status in _ADVISORY), key=lambda f: f.name)
+    lead = sorted((f for f in listed if f.status not in _QUIET + _ADVISORY),
                   key=lambda f: (_LEAD_ORDER.index(f.status) if f.status in _LEAD_ORDER else 99, f.name))
     quiet = sorted((f for f in listed if f.status in _QUIET), key=lambda f: f.name)
     if lead:
         lines += ["| status | benchmark | base | head | worse× | rule | test |", "|---|---|---|---|---|---|---|"]
         lines += [_lead_row(f) for f in lead]
+    if advisory:
+        lines += ["", f"### 📢 Advisory points: measured, not gated ({len(advisory)})", "",
+                  "Their measured run-to-run noise needs a wider factor than the gate's ceiling "
+                  "(`advisory_above`, docs/gate.md): a change here never blocks, so read these numbers yourself.", "",
+                  "| benchmark | base | head | worse× | why not gated |", "|---|---|---|---|---|"]
+        lines += [f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} | {f.detail} |"
+                  for f in advisory]
     if quiet:
         lines += ["", f"<details><summary>{len(quiet)} unchanged point(s)</summary>", "",
                   "| benchmark | base | head | worse× |", "|---|---|---|---|"]
