@@ -93,6 +93,13 @@ def _h200_config(**kw) -> GateConfig:
     return with_table(load_config(str(ROOT / "gate.toml"), **kw), H200, str(ROOT))
 
 
+def _before_fix_config(**kw) -> GateConfig:
+    """The H200 table as the null runs of the host-paced timing gave it (run-noise-before-fix/: two gathers
+    bimodal across processes), derived now from those committed runs: the advisory path on real data."""
+    table = {t.name: t for t in derive(ROOT / "results/asv", H200, ROOT / f"results/reports/replay/{H200}/run-noise-before-fix")}
+    return replace(load_config(str(ROOT / "gate.toml"), **kw), table=table, table_source="run-noise-before-fix")
+
+
 def test_gate_toml_no_longer_ungates_points_by_hand():
     config = load_config(str(ROOT / "gate.toml"))
     assert all(r.factor is None or r.factor <= config.advisory_above for r in config.rules)
@@ -100,20 +107,29 @@ def test_gate_toml_no_longer_ungates_points_by_hand():
 
 
 @pytest.mark.parametrize("placement, cv", [("gpu-compact", "42.6%"), ("gpu-fused-bf16", "31.7%")])
-def test_the_bimodal_gpu_gathers_are_advisory_with_their_measured_cv(placement, cv):
+def test_the_bimodal_gpu_gathers_were_advisory_with_their_measured_cv(placement, cv):
     name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
-    policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
     assert policy.advisory and f"run-to-run CV {cv}" in policy.advisory and policy.advisory_paired
 
 
+@pytest.mark.parametrize("placement", ["gpu-compact", "gpu-fused-bf16", "gpu-fused", "gpu"])
+def test_todays_gpu_gathers_are_gated_at_the_default_factor(placement):
+    """Since the run-ahead fix every gather needs under x1.02 across fresh processes (run-noise/): gated,
+    never narrower than [gate] factor."""
+    name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
+    policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
+    assert policy.advisory is None and policy.factor == 1.1 and "derived" in policy.source
+
+
 def test_a_measured_unimodal_gather_gets_its_own_factor():
-    policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", FUSED, {})
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", FUSED, {})
     assert policy.factor == pytest.approx(1.123, abs=1e-3) and policy.advisory is None
     assert policy.paired_factor == 1.05  # its paired null trials' factor (gate.toml rule) still holds
 
 
 def test_cli_factor_replaces_derived_factors_keeps_advisory_and_says_so():
-    config = _h200_config(factor=1.5)
+    config = _before_fix_config(factor=1.5)
     assert policy_for(config, "x", FUSED, {}).factor == 1.5
     assert policy_for(config, "x", COMPACT, {}).advisory
     assert "--factor replaces its factors" in settings_label(config)
@@ -130,7 +146,7 @@ def _pt(value, name=COMPACT):
 
 
 def test_advisory_never_blocks_and_has_its_own_section():
-    policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", COMPACT, {})
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", COMPACT, {})
     f = judge_point(_pt(0.3), _pt(1.5), policy, {"unit": "ms"}, 0.002, pass_values=[(0.3, 1.5)] * 5)
     assert (f.status, f.exit_code) == ("advisory", GateExit.OK) and "would read regression" in f.detail
     v = Verdict(base="a" * 40, head="b" * 40, machine=H200, factor=1.1, findings=[f])
