@@ -34,7 +34,7 @@ from rlperf.asvtools.benchmark_code import NotFound, benchmark_code
 from rlperf.asvtools.git import git
 from rlperf.asvtools.json_layout import dumps_like
 from rlperf.errors import InfrastructureError, UsageError
-from rlperf.gate.outputs import write_text_atomic
+from rlperf.report.jsonio import write_text_atomic
 
 try:
     import tomllib
