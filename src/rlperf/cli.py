@@ -18,7 +18,7 @@ from rlperf import __version__
 from rlperf.commands import helpfmt
 from rlperf.errors import EXIT_USAGE, UsageError
 
-# name -> module under rlperf.commands; imported lazily so `rlperf workload` never pays for torch/numba.
+# name -> module under rlperf.commands (a hyphen in the name is an underscore in the module); imported lazily so `rlperf workload` never pays for torch/numba.
 COMMANDS = {
     "workload": "Print the derived replay workload of a task/sim (Hydra overrides allowed).",
     "replay": "Measure replay placements (CPU sample, H2D, CPU sample+H2D, GPU sample).",
@@ -26,6 +26,7 @@ COMMANDS = {
     "e2e": "Measure the single-GPU SAC iteration: collector, replay placement with prefetch, SAC learner.",
     "noise": "Measure actor-noise generation: numpy, per-thread numpy, counter-based Numba (uniform, normal).",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
+    "gate-power": "Measure the gate's detection power: known slowdowns committed in a clone, caught how often.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
     "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
     "history": "List the steps (change points) in the stored asv history, per benchmark, machine and host.",
@@ -33,7 +34,7 @@ COMMANDS = {
 
 
 def _load(name: str):
-    return importlib.import_module(f"rlperf.commands.{name}")
+    return importlib.import_module(f"rlperf.commands.{name.replace('-', '_')}")
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
