@@ -16,9 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import comb
-from scipy.stats import mannwhitneyu
-
 EXACT_MAX_N = 20  # asv: exact distribution while max(m, n) <= 20, normal approximation above
 
 
@@ -73,12 +70,14 @@ def mann_whitney_p(x, y) -> float:
     u = conservative_u(x, y)
     method = "exact" if max(m, n) <= EXACT_MAX_N else "asymptotic"
     ux, uy = _untied_samples(m, n, u)
+    from scipy.stats import mannwhitneyu  # here: importing scipy.stats costs seconds, most verdicts never need it
+
     return float(mannwhitneyu(ux, uy, alternative="two-sided", method=method, use_continuity=False).pvalue)
 
 
 def smallest_p(m: int, n: int) -> float:
     """The smallest two-sided p an (m, n) Mann–Whitney test can give (asv: 1 / C(m+n, min(m, n)))."""
-    return 1 / comb(m + n, min(m, n), exact=True)
+    return 1 / math.comb(m + n, min(m, n))  # exact integer, as asv's binom
 
 
 def ci99_disjoint(base_stats: dict, head_stats: dict) -> bool:
