@@ -105,7 +105,8 @@ def test_null_only_plans_the_null_arm_and_calibrates_nothing(tmp_path):
                             "--out-md", str(tmp_path / "p.md")]) == 2
 
 
-@pytest.mark.parametrize("argv", [["--sizes", "x"], ["--trials", "0"], ["--bench", "("]])
+@pytest.mark.parametrize("argv", [["--sizes", "x"], ["--trials", "0"], ["--bench", "("], ["--base", "no-such-ref"],
+                                  ["--repo", "/"]])
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, argv):
     assert study([*argv, "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]) == 2
     assert not list(tmp_path.iterdir())

@@ -12,8 +12,8 @@ import shutil
 import sys
 import tempfile
 
-from rlperf.asvtools.git import git
-from rlperf.errors import UsageError
+from rlperf.asvtools.git import git, resolve, toplevel
+from rlperf.errors import InfrastructureError, UsageError
 from rlperf.gate.outputs import check_output_path, write_text_atomic
 from rlperf.gate.power.injection import TARGETS, make_arms
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
@@ -76,6 +76,11 @@ def check_options(args) -> None:
             re.compile(getattr(args, flag))
         except re.error as exc:
             raise UsageError(f"--{flag} is not a valid regular expression: {exc}") from None
+    if not args.resume:
+        try:
+            resolve(toplevel(args.repo), args.base)
+        except InfrastructureError as exc:
+            raise UsageError(f"--repo {args.repo!r} --base {args.base!r}: {exc}") from None
     check_output_path(args.out_json, "--out-json")
     check_output_path(args.out_md, "--out-md")
 
