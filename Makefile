@@ -3,6 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rlperf-installed
 ASV := $(PY) -m asv
+# asv publish, then rlperf's default view of each graph page (rlperf.asvtools.site: readable lines,
+# the legend beside the plot). asv.conf.json's html_dir is html.
+PUBLISH = $(ASV) publish && $(PY) -m rlperf site defaults html
 MACHINE ?= $(shell $(PY) -m rlperf machine --print-name 2>/dev/null)
 # `make bench BENCH=bench_env` runs one suite; any asv --bench regex works.
 BENCH ?=
@@ -10,7 +13,7 @@ BASE ?= main
 ASV_RUN = $(ASV) run --python=same --launch-method spawn --show-stderr \
   --set-commit-hash $$(git rev-parse HEAD) --machine "$(MACHINE)"
 
-.PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish preview clean
+.PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish site-check preview clean
 
 env: $(STAMP)
 
@@ -31,9 +34,9 @@ bench: env
 	if [ ! -f benchmarks/__init__.py ]; then \
 	  echo "bench: benchmarks/__init__.py is missing (asv needs the folder to be a package)"; exit 1; fi; \
 	status=0; $(ASV_RUN) --quick $(if $(BENCH),--bench "$(BENCH)") || status=$$?; \
-	$(ASV) publish && \
+	$(PUBLISH) && \
 	echo "results: results/asv/$(MACHINE)/   site: html/index.html" && \
-	echo "view:    $(ASV) preview   (or: make preview; scripts/site_screenshot.sh for a headless check)"; \
+	echo "view:    $(ASV) preview   (or: make preview; make site-check reads it in headless Chromium)"; \
 	exit $$status
 
 bench-replay: BENCH = ^bench_replay
@@ -61,7 +64,12 @@ gate: env
 	  $(if $(PROFILE),--profile "$(PROFILE)") $(if $(QUICK),--quick) --out-md out/gate.md --out-json out/gate.json
 
 publish: env
-	$(ASV) publish
+	$(PUBLISH)
+
+# The published site in headless Chromium: a graph per benchmark, readable default views, no page
+# error (rlperf.asvtools.site_check; SITE_JS=/tmp/site-js after scripts/site_js.sh on a box offline).
+site-check: env
+	$(PY) -m rlperf site check html
 
 preview: env
 	$(ASV) preview

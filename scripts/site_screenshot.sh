@@ -9,11 +9,9 @@
 # rendered has flot's <canvas> elements.
 #
 # asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs. On a box without internet,
-# point SITE_JS at a folder holding those libraries (npm reaches them:
-#   (mkdir -p /tmp/site-js && cd /tmp/site-js && for p in jquery@3.3.1 flot@0.8.3 flot-orderbars@1.0.0 \
-#      stupid-table-plugin blueimp-md5@2.19.0 bootstrap@3.1.1; do npm pack --silent "$p" | xargs tar -xzf; \
-#      mv package "${p%@*}"; done)
-# ) and the check runs on a temporary copy of the site whose CDN links point at local copies.
+# point SITE_JS at a folder holding those libraries (`scripts/site_js.sh /tmp/site-js` fetches them with
+# npm) and the check runs on a temporary copy of the site whose CDN links point at local copies
+# (rlperf.asvtools.site_vendor). `rlperf site check` checks every graph page.
 #
 # Every failure says what failed on stderr (exit 2: missing tool or site; 1: no graph rendered; any
 # other step that fails names its line, command and status instead of ending the script silently).
@@ -33,27 +31,7 @@ server_log=$(mktemp); browser_log=$(mktemp)  # their output, shown when they fai
 if [ -n "${SITE_JS:-}" ]; then
   copy=$(mktemp -d)
   cp -r "$HTML"/. "$copy"
-  "$PY" - "$copy" "$SITE_JS" <<'PY'
-import pathlib, re, shutil, sys
-site, libs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-files = [p for p in libs.rglob("*.*s") if not {"src", "docs", "test"} & set(p.parts)]
-(site / "vendor").mkdir(exist_ok=True)
-
-def local(url):
-    name = url.rsplit("/", 1)[-1]
-    wanted = [name, name.replace(".min.", "."), re.sub(r"-[\d.]+\.min\.js$", ".min.js", name)]
-    for want in wanted:
-        for path in files:
-            if path.name == want:
-                shutil.copy(path, site / "vendor" / name)
-                return f"vendor/{name}"
-    sys.exit(f"site_screenshot: no local copy of {url} under {libs}")
-
-for page in site.glob("*.html"):
-    text = re.sub(r'\s(?:integrity|crossorigin|referrerpolicy)="[^"]*"', "", page.read_text())
-    text = re.sub(r'(src|href)="(https://[^"]+\.(?:js|css))"', lambda m: f'{m[1]}="{local(m[2])}"', text)
-    page.write_text(text)
-PY
+  "$PY" -m rlperf site vendor "$copy" "$SITE_JS"
   HTML=$copy
 fi
 

@@ -110,7 +110,7 @@ def tiny(tmp_path_factory):
     (repo / "pyproject.toml").write_text(PYPROJECT)
     (repo / "asv.conf.json").write_text(json.dumps(ASV_CONF, indent=2))
     # the tests' outputs: untracked, they would make main's tip (c3) a dirty head (exit 2)
-    (repo / ".gitignore").write_text("verdict-*\ninterleaved/\nkept-passes/\nempty/\n")
+    (repo / ".gitignore").write_text("verdict-*\ninterleaved/\nkept-passes/\nempty/\nmerged/\n")
     shas = {"c1": _commit(repo, "c1")}
     shas["c2"] = _commit(repo, "c2: docs", readme="tiny, documented\n")
     shas["c3"] = _commit(repo, "c3: 2x slower", delay=0.020, readme="tiny, documented\n")

@@ -204,10 +204,9 @@ def test_the_default_results_folder_is_the_configs_results_dir(tmp_path, capsys)
     assert "x3.00" in capsys.readouterr().out
 
 
-def test_the_summary_lists_the_detected_steps(tmp_path, capsys):
+def test_the_summary_lists_the_detected_steps(tmp_path):
     _write_history(tmp_path / "results" / "asv", [1e-3] * 8 + [4e-3] * 8)
-    assert summary.main(["--results", str(tmp_path / "results")]) == 0
-    text = capsys.readouterr().out
+    text = summary.summary_text(tmp_path / "results")
     section = text.split("## Steps in the asv history")[1].split("\n## ")[0]
     assert "00000007..00000008" in section and "x4.00" in section and "1 with a step" in section
 

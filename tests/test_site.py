@@ -17,6 +17,7 @@ from asv.results import Results
 from asv.runner import BenchmarkResult
 
 from rlperf.asvtools.machine_file import machine_entry
+from site_fixtures import publish_committed
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINE = "fixture-box"
@@ -119,18 +120,8 @@ HISTORY_MACHINE = "cpu-2vcpu-amd-epyc"  # the backfilled CPU box (results/asv/<m
 
 @pytest.fixture(scope="module")
 def committed_site(tmp_path_factory):
-    """`asv publish` of the committed results/asv, with the branch set to HEAD (a fresh clone may lack a
-    local `main`; every stored commit is an ancestor of HEAD)."""
-    out = tmp_path_factory.mktemp("committed")
-    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
-    conf.update(repo=str(ROOT), branches=["HEAD"], results_dir=str(ROOT / conf["results_dir"]),
-                html_dir=str(out / "html"), benchmark_dir=str(ROOT / conf["benchmark_dir"]))
-    path = out / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(path)], capture_output=True,
-                          text=True, cwd=out)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out / "html", proc.stdout + proc.stderr
+    """`asv publish` of the committed results/asv (tests/site_fixtures.py)."""
+    return publish_committed(tmp_path_factory.mktemp("committed"))
 
 
 def test_publishing_the_committed_results_skips_nothing(committed_site):

@@ -312,7 +312,11 @@ def test_publish_builds_the_asv_site_for_pages():
     steps = publish["jobs"]["build"]["steps"] + publish["jobs"]["deploy"]["steps"]
     uses = {s.get("uses", "").split("@")[0] for s in steps}
     assert {"actions/upload-pages-artifact", "actions/deploy-pages"} <= uses
-    assert any("asv publish" in s.get("run", "") for s in steps)
+    runs = [s.get("run", "") for s in steps]
+    assert any("asv publish" in run for run in runs)
+    # rlperf's default view of each graph page, after asv's files and before the upload
+    build = next(run for run in runs if "asv publish" in run)
+    assert build.index("asv publish") < build.index("-m rlperf site defaults html"), build
 
 
 # --- Actions pinned by commit ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ run_step() {  # run_step NAME
       python3 -m rlperf noise --task g1_motion_tracking --num-envs 32768 --threads 1,16 \
         --out-json "$WORK/noise/g1_motion_tracking/results.json" | tail -n 30
       for task in probe g1_motion_tracking; do
-        python3 -m rlperf.envs.noise_overhead --task "$task" --num-envs 32768 --threads 16 --rounds 15
+        python3 -m rlperf noise-overhead --task "$task" --num-envs 32768 --threads 16 --rounds 15
       done ;;
     e2e_mt_recorded) e2e "$1" g1_motion_tracking recorded ;;
     e2e_mt_mujoco) e2e "$1" g1_motion_tracking mujoco ;;
@@ -42,7 +42,7 @@ run_step() {  # run_step NAME
     e2e_mt_scale) e2e "$1" g1_motion_tracking recorded --num-envs 4096,8192 --ab-steps 4 ;;
     collector)
       for task in g1_motion_tracking g1_walk_flat; do
-        python3 -m rlperf.e2e.collector.measure --task "$task" --num-envs 2048 --physics-threads 8,16 \
+        python3 -m rlperf collector --task "$task" --num-envs 2048 --physics-threads 8,16 \
           --steps 6 --out-json "$WORK/collector/$task.json" | tail -n 40
       done ;;
     e2e_mt_eager) E2E_PLACEMENTS=gpu-fused e2e "$1" g1_motion_tracking recorded --prefetch one_tick --ab-steps 0 \

@@ -21,6 +21,7 @@ from rlperf.commands.args import parse_positive_list, task_help
 from tabulate import tabulate
 
 from rlperf.errors import UsageError, choice_error
+from rlperf.measure.guards import gib
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 DEFAULT_RESULTS_DIR = "results/reports/replay"
@@ -140,10 +141,6 @@ def _row_dict(row) -> dict:
     return out
 
 
-def _gib(n: float) -> str:
-    return f"{n / GIB:,.2f}"
-
-
 def format_lines(ctx: dict, rows) -> list[str]:
     """The ranked table, then the infeasible placements with their reasons, then the model's notes."""
     c = ctx["ceilings"]
@@ -152,8 +149,8 @@ def format_lines(ctx: dict, rows) -> list[str]:
         f"# rlperf plan: {ctx['task']}/{ctx['sim']}, {ctx['capacity_rows']:,} rows, {ctx['gpus']} GPU(s), "
         f"layout {ctx['layout']}, S = {ctx['sample_rows_per_rank']:,} rows per rank",
         f"machine {c['machine']} ({c['source']}): host copy {rate(c['host_copy_Bps'])}, H2D {rate(c['h2d_Bps'])}, "
-        f"HBM copy {rate(c['d2d_Bps'])}, host free {_gib(c['host_free_bytes'])} GiB, "
-        f"device free {_gib(c['device_free_bytes'])} GiB",
+        f"HBM copy {rate(c['d2d_Bps'])}, host free {gib(c['host_free_bytes'])} GiB, "
+        f"device free {gib(c['device_free_bytes'])} GiB",
         *(f"note: {n}" for n in c["notes"]), "",
     ]
     table, notes = [], {}
@@ -161,7 +158,7 @@ def format_lines(ctx: dict, rows) -> list[str]:
         e = r.estimate
         meas = f"{r.measured.median_ms:.3f} ({r.measured.metric})" if r.measured else f"- ({r.measured_note})"
         table.append([i, r.name, r.transfer, f"{e.row_bytes:,}", f"{e.model_ms:.3f}", e.bound_by, meas,
-                      _gib(e.host_bytes), _gib(e.device_bytes)])
+                      gib(e.host_bytes), gib(e.device_bytes)])
         notes.update({f"{r.name}: {n}": None for n in r.notes})
     if table:
         lines += tabulate(table, headers=TABLE_HEADERS, tablefmt="github", disable_numparse=True,

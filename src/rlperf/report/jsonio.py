@@ -3,40 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from rlperf.errors import UsageError
+from rlperf import atomic
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write `text` via a temp file + rename in the same folder, so a crash never leaves half a file
-    (a killed writer leaves at most a hidden `.<name>.*` temp file beside the old one)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `text` whole or not at all, in the umask's mode (rlperf.atomic holds every writer; this
+    name stays for the gate and asvtools callers)."""
+    return atomic.write_text(path, text)
 
 
 def write_json(path: str | Path, doc: dict) -> Path:
-    """Write `doc` to `path` atomically (write_text_atomic)."""
-    return write_text_atomic(path, json.dumps(doc, indent=2, sort_keys=False, default=_jsonable) + "\n")
-
-
-def _jsonable(obj):
-    if hasattr(obj, "item"):
-        return obj.item()
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+    """Write `doc` to `path` whole or not at all (rlperf.atomic holds every writer)."""
+    return atomic.write_json(path, doc)
 
 
 def read_json(path: str | Path, *, schema: str, versions: tuple[int, ...]) -> dict:

@@ -1,4 +1,6 @@
-"""The packed replay row: one object owns the field order, widths and offsets (docs/workloads.md A1)."""
+"""The packed replay row: one object owns the field order, widths and offsets (docs/workloads.md A1).
+
+It sits below `workload.py` (a workload derives its row from it) and below `replay/`, which stores it."""
 
 from __future__ import annotations
 

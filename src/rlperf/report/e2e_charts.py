@@ -3,33 +3,17 @@ with the numpy against the fused update_state kernel; every segment carries its 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from rlperf.report.figures import pyplot, save_png
 
 ITERATION_CHART = "e2e_iteration_{schedule}.png"
 COLLECTOR_CHART = "e2e_collector_step.png"
 MIN_LABEL_SHARE = 0.025  # segments narrower than this share of the widest bar get no inline label
 
 
-def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150, bbox_inches="tight")
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
-
-
 def _stacked(ax, labels: list[str], parts: list[dict[str, float]], totals: list[float], unit: str = "ms"):
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     keys = list(dict.fromkeys(k for p in parts for k in p))
     colours = plt.get_cmap("tab20")(range(len(keys)))
     widest = max(totals) if totals else 1.0
@@ -52,10 +36,7 @@ def _stacked(ax, labels: list[str], parts: list[dict[str, float]], totals: list[
 
 def write_charts(doc: dict, out_dir: str | Path) -> list[Path]:
     """One iteration chart per schedule measured, and the collector A/B chart when it ran."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out_dir, written = Path(out_dir), []
     title = f"{doc['args']['task']}/{doc['args']['sim']}, physics {doc['args']['physics']}\n{doc['device_info']}"
@@ -65,10 +46,10 @@ def write_charts(doc: dict, out_dir: str | Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(12, 1.2 + 0.55 * len(pts)))
         _stacked(ax, labels, [p["summary"]["breakdown_ms"] for p in pts], [p["summary"]["iteration_ms"] for p in pts])
         ax.set_title(f"Where one {schedule} iteration goes, per placement and prefetch\n{title}", fontsize=9)
-        written.append(_save(fig, out_dir / ITERATION_CHART.format(schedule=schedule)))
+        written.append(save_png(fig, out_dir / ITERATION_CHART.format(schedule=schedule), bbox_inches="tight"))
     ab = doc.get("collector_ab") or []
     if ab:
-        from rlperf.e2e.report import COLLECTOR_PARTS
+        from rlperf.report.e2e_report import COLLECTOR_PARTS
 
         labels = [f"{e['kernel']} ({e['num_envs']:,} envs)" for e in ab]
         parts = [{k: e["summary"].get(k, 0.0) for k in COLLECTOR_PARTS} for e in ab]
@@ -76,5 +57,5 @@ def write_charts(doc: dict, out_dir: str | Path) -> list[Path]:
         _stacked(ax, labels, parts, [e["summary"].get("total", sum(p.values())) for e, p in zip(ab, parts)])
         ax.set_xlabel("ms: each segment the median of its phase, the bold label the median step")
         ax.set_title(f"Collector step: numpy against fused update_state\n{title}", fontsize=9)
-        written.append(_save(fig, out_dir / COLLECTOR_CHART))
+        written.append(save_png(fig, out_dir / COLLECTOR_CHART, bbox_inches="tight"))
     return written
