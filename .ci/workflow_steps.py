@@ -14,7 +14,7 @@ Exit status: 0 when every job that should run did and ended with the status the 
 (the gate exits 0 on a null change), else 1. One exception: a verdict job whose only failure is the gate's
 exit 1 (a regression verdict) on the null change passes with a printed note. That is a false alarm of the
 runner's noise: on a shared 2-vCPU box one pass ratio of the single gated point reached x1.97. How often it
-happens is what `scripts/gate_power.py` measures, over many trials. Any other gate exit (2-6), a missing
+happens is what `rlperf gate-power` measures, over many trials. Any other gate exit (2-6), a missing
 verdict or a failed step fails this check.
 """
 
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if set(bad) == {"verdict"} and verdict_json.is_file() and json.loads(verdict_json.read_text())["exit_code"] == 1:
             # The steps all ran and the gate gave a verdict: a regression verdict on a null change is a false
             # alarm of the noise band (the per-pass ratios above show it), a statistical property that
-            # scripts/gate_power.py measures over many trials; one CI run cannot assert it without flaking.
+            # `rlperf gate-power` measures over many trials; one CI run cannot assert it without flaking.
             log("workflow_steps: NOTE the null change was judged a regression (gate exit 1): a false alarm of "
                 "this box's noise, not a broken step; every step ran and the verdict is a typed one")
             bad = {}

@@ -70,14 +70,14 @@ run_step() {  # run_step NAME
       cp /tmp/gate-results/"$M"/"$head8"-*.json results/asv/"$M"/ \
         && cp /tmp/gate-results/"$M"/fingerprints/"$head8".fingerprint results/asv/"$M"/fingerprints/
       tar czf "$OUT/asv.tgz" results/asv/"$M" -C /tmp gate-results; return $rc ;;
-    gate_power_gpu|gate_power_cpu)  # scripts/gate_power.py's paired block design on this host (docs/gate.md)
+    gate_power_gpu|gate_power_cpu)  # `rlperf gate-power study`'s paired block design on this host (docs/gate.md)
       rm -rf /tmp/gprepo && git clone -q .gitbundle /tmp/gprepo && git -C /tmp/gprepo checkout -q -B main origin/main \
         || return 1
       if [ "$1" = gate_power_gpu ]; then target=(--target gpu-fused --steps "${GP_STEPS:-3}")
         [ -z "${GP_BENCH:-}" ] || target+=(--bench "$GP_BENCH")
       else target=(--target walk --steps "${GP_STEPS:-5}" --bench "${GP_BENCH:-EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, (1|16)\)}")
       fi
-      python3 scripts/gate_power.py --repo /tmp/gprepo --base main "${target[@]}" --sizes 0.10 --blocks 1 \
+      python3 -m rlperf gate-power study --repo /tmp/gprepo --base main "${target[@]}" --sizes 0.10 --blocks 1 \
         --trials-per-block "${GP_TRIALS:-60}" --paired-seconds "${GP_SECONDS:-0.8}" \
         --restarts-per-trial "${GP_RESTARTS:-1}" --factors 1.03,1.05,1.10,1.20 \
         --work-dir "$WORK/$1/work" --out-json "$WORK/$1/power.json" --out-md "$WORK/$1/power.md" ;;

@@ -33,6 +33,7 @@ COMMANDS = {
     "collector": "Measure the e2e collector: both MuJoCo steppers, then the collector step per arm.",
     "e2e-consistency": "Check that SAC statistics from the bf16 compact layout track the fp32 ones.",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
+    "gate-power": "Measure the gate's detection power: known slowdowns committed in a clone, caught how often.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
     "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
     "history": "List the steps (change points) in the stored asv history, per benchmark, machine and host.",

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 
-from rlperf.gate.exitcodes import InfrastructureError
+from rlperf.errors import InfrastructureError
 
 
 # Folders the tools write into: a change there is an output, not code under test (uncommitted_paths).

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from rlperf.asvtools import fingerprint
 from rlperf.asvtools.json_layout import layout_of
-from rlperf.gate.exitcodes import InfrastructureError
-from rlperf.gate.results import UNRECORDED
+from rlperf.asvtools.stored import UNRECORDED
+from rlperf.errors import InfrastructureError
 from rlperf.report.jsonio import write_text_atomic
 
 KEY = "cpu_flags"

@@ -22,8 +22,8 @@ from rlperf.asvtools import git, store
 from rlperf.asvtools.conf import write_run_conf
 from rlperf.asvtools.fingerprint import fingerprint
 from rlperf.asvtools.machine_file import machine_entry, machine_file_path, write_machine_file
-from rlperf.gate.exitcodes import InfrastructureError, SuiteImportError
-from rlperf.gate.results import has_results
+from rlperf.asvtools.stored import has_results
+from rlperf.errors import InfrastructureError, SuiteImportError
 
 # what asv prints (asv/benchmarks.py) when discovery fails: the commit's suite does not import
 IMPORT_FAILURE = "Failed to build the project and import the benchmark suite"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from rlperf.errors import InfrastructureError  # re-exported: it lives in rlperf.errors now
+from rlperf.errors import InfrastructureError, SuiteImportError  # re-exported: they live in rlperf.errors now
 
 
 class GateExit(IntEnum):
@@ -32,14 +32,6 @@ def worst(codes) -> GateExit:
     """The most severe of `codes` (OK for none)."""
     present = set(codes)
     return next((code for code in SEVERITY if code in present), GateExit.OK)
-
-
-class SuiteImportError(InfrastructureError):
-    """asv could not import a commit's benchmark suite: a verdict on that commit when it is the head."""
-
-    def __init__(self, message: str, sha: str):
-        super().__init__(message)
-        self.sha = sha
 
 
 __all__ = ["GateExit", "InfrastructureError", "SEVERITY", "SuiteImportError", "worst"]

@@ -18,17 +18,8 @@ from asv import util as asv_util
 from asv.commands.compare import unroll_result
 from asv.results import Results
 
-from rlperf.errors import UsageError
-from rlperf.gate.exitcodes import InfrastructureError
-
-# Result params that describe the host (asv's machine fields and rlperf's host facets). Everything
-# else in a result's params (python, torch, numba, numpy, cuda, requirements) is the Python identity.
-HOST_KEYS = ("machine", "os", "arch", "cpu", "cpu_flags", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory",
-             "driver")
-# The value of a host param that a result was stored without (scripts/stamp_host_facet.py): not known,
-# so it neither matches nor contradicts the other side.
-UNRECORDED = "unrecorded"
-
+from rlperf.asvtools.stored import HOST_KEYS, UNRECORDED, has_results, result_files  # re-exported
+from rlperf.errors import InfrastructureError, UsageError
 
 @dataclass(frozen=True)
 class Point:
@@ -63,20 +54,6 @@ class CommitResults:
 
     points: dict[tuple[str, str], Point] = field(default_factory=dict)
     envs: dict[str, dict] = field(default_factory=dict)  # env name -> asv result params
-
-
-def _result_files(results_dir: str, machine: str, sha: str) -> list[str]:
-    folder = os.path.join(results_dir, machine)
-    if not os.path.isdir(folder):
-        return []
-    prefix = sha[:8] + "-"
-    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                  if f.startswith(prefix) and f.endswith(".json"))
-
-
-def has_results(results_dir: str, machine: str, sha: str) -> bool:
-    """Whether any result file of `sha` exists for `machine` (what decides --run in auto mode)."""
-    return bool(_result_files(results_dir, machine, sha))
 
 
 def _is_number(x) -> bool:
@@ -131,7 +108,7 @@ def _checked(path: str, key: str, name: str, value, stats, samples):
 def load_commit(results_dir: str, machine: str, sha: str) -> CommitResults:
     """All points of `sha` on `machine`, keyed by (env name, point name), with each env's params."""
     loaded = CommitResults()
-    for path in _result_files(results_dir, machine, sha):
+    for path in result_files(results_dir, machine, sha):
         try:
             result = Results.load(path, machine_name=machine)
             if result.commit_hash[:len(sha)] != sha[:len(result.commit_hash)]:

@@ -1,19 +1,21 @@
-"""scripts/paired_resample.py: kept pairs re-judged without a clone, with and without a confirming round."""
+"""`rlperf gate-power resample` (rlperf.gate.power.resample): kept pairs re-judged without a clone, with and
+without a confirming round."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("paired_resample", ROOT / "scripts" / "paired_resample.py")
-resample_module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(resample_module)
+from rlperf.cli import main as rlperf_main
+from rlperf.gate.power import resample as resample_module
+
+
+def resample_cli(argv) -> int:
+    return rlperf_main(["gate-power", "resample", *argv])
 
 
 def _work(tmp_path, ratios: list[float]) -> Path:
-    """A gate_power work dir: one null session whose point has one trial of 10 pairs per ratio."""
+    """A `rlperf gate-power study` work dir: one null session whose point has one trial of 10 pairs per ratio."""
     from rlperf.gate import paired
 
     work = tmp_path / "work"
@@ -47,6 +49,24 @@ def _point(work: str):
 
 def test_bad_arguments_exit_2(tmp_path):
     work = str(_work(tmp_path, [1.0, 1.0]))
-    assert resample_module.main([work, "--injected", "x", "--confirm", "2", "--trials", "2"]) == 2
-    assert resample_module.main([work, "--injected", "x", "--screen", "0"]) == 2
-    assert resample_module.main([str(tmp_path), "--injected", "x"]) == 2
+    assert resample_cli([work, "--injected", "x", "--confirm", "2", "--trials", "2"]) == 2
+    assert resample_cli([work, "--injected", "x", "--screen", "0"]) == 2
+    assert resample_cli([str(tmp_path), "--injected", "x"]) == 2
+
+
+def test_the_resampled_ratio_is_the_judges_median_of_per_block_ratios(tmp_path):
+    from rlperf.gate import paired
+
+    point = paired.PointPairs(name="p", number=1, pairs=[(1.0, r) for r in (1.0, 1.0, 1.2, 1.2, 1.1, 1.1)])
+    assert resample_module.ratio(point, 2) == 1.1  # blocks of 2: x1.0, x1.2, x1.1 -> median x1.1
+    assert resample_module.flagged(point, 2, 1.05) is True and resample_module.flagged(point, 2, 1.10) is False
+    assert resample_module.ratio(paired.PointPairs(name="p", number=1, pairs=[]), 2) is None
+
+
+def test_the_table_is_written_and_printed(tmp_path, capsys):
+    work = str(_work(tmp_path, [1.09, 1.00]))
+    out = tmp_path / "resample.md"
+    assert resample_cli([work, "--trials", "2", "--factors", "1.05", "--injected", "never", "--out-md", str(out)]) == 0
+    text = out.read_text()
+    assert text in capsys.readouterr().out
+    assert text.startswith("command: `rlperf gate-power resample") and "50.0% (1/2" in text
