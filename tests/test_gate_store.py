@@ -21,6 +21,7 @@ from gate_fixtures import COLUMNS, HOST, PYTHON
 from rlperf.asvtools import fingerprint, store
 from rlperf.errors import InfrastructureError
 from rlperf.gate.results import load_commit
+from rlperf import atomic
 from rlperf.report import jsonio
 
 MACHINE = HOST["machine"]
@@ -237,7 +238,7 @@ def test_an_exception_between_the_temp_write_and_the_rename_leaves_the_old_file(
         assert Path(src).read_text()  # the temp file was written whole
         raise OSError("disk pulled")
 
-    monkeypatch.setattr(jsonio.os, "replace", broken)
+    monkeypatch.setattr(atomic.os, "replace", broken)
     with pytest.raises(OSError, match="disk pulled"):
         publish(tmp_path, {"a.A.time_a": entry(2.0)})
     assert stored_path(tmp_path / "results").read_bytes() == before
@@ -246,9 +247,10 @@ def test_an_exception_between_the_temp_write_and_the_rename_leaves_the_old_file(
 
 KILLED = """
 import os, signal, sys
+from rlperf import atomic
 from rlperf.report import jsonio
 from rlperf.asvtools import store
-jsonio.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+atomic.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
 store.publish(sys.argv[1], sys.argv[2], sys.argv[3], [sys.argv[4]])
 """
 

@@ -21,6 +21,9 @@ import threading
 from pathlib import Path
 
 STAGE_PREFIX = ".rlperf-stage-"
+# A half-written file never carries its target's suffix: asv lists results by *.json, a killed writer's
+# leftover must not read as one (savefig alone needs the real suffix to pick its format).
+TEMP_SUFFIX = ".tmp"
 
 
 def file_mode() -> int:
@@ -51,19 +54,19 @@ def atomic_path(path: str | Path, suffix: str = ""):
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    with atomic_path(path) as tmp:
+    with atomic_path(path, suffix=TEMP_SUFFIX) as tmp:
         tmp.write_bytes(data)
     return Path(path)
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    with atomic_path(path) as tmp:
+    with atomic_path(path, suffix=TEMP_SUFFIX) as tmp:
         tmp.write_text(text)
     return Path(path)
 
 
 def write_json(path: str | Path, doc: dict) -> Path:
-    with atomic_path(path) as tmp:
+    with atomic_path(path, suffix=TEMP_SUFFIX) as tmp:
         with open(tmp, "w") as fh:
             json.dump(doc, fh, indent=2, sort_keys=False, default=_jsonable)
             fh.write("\n")
