@@ -13,7 +13,6 @@ from rlperf.asvtools.param_order import append_only
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
-from rlperf.replay.multirank import RANK_SPECS
 
 WARMUP, REPEAT = 5, 20
 
@@ -47,7 +46,7 @@ class _ReplayMetric:
 
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
-        if placement in RANK_SPECS:
+        if case.spec.multi_rank:
             self._measure = self._multirank(case)
         else:
             placement_obj = build_placement(case, threads=default_torch_threads(gpus), seed=12345)
@@ -78,7 +77,7 @@ class ReplayPeakMemory:
     version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["capacity_exp", "placement"]
     # the reference capacity and the compact layout's 2^26 goal: filling more tables only to read RSS costs minutes
-    params = [[20, 26], append_only(name for name in ALL_SPECS if name not in RANK_SPECS)]
+    params = [[20, 26], append_only(name for name, spec in ALL_SPECS.items() if not spec.multi_rank)]
     unit = "bytes"
     timeout = 1800
     number = 1

@@ -107,3 +107,18 @@ def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
     layout = spec.stored_layout(ReplayCase("g1_motion_tracking", "motrix", "host", 1).workload.layout)
     assert bench.track_host_peak_bytes(14, "host-compact") > layout.table_bytes(2**14)
     assert bench.track_device_peak_bytes(14, "host-compact") == 0
+
+
+def test_one_registry_holds_every_placement_and_each_spec_says_how_it_runs():
+    from rlperf.replay.cases import DEFAULT_PLACEMENTS
+    from rlperf.replay.registry import REGISTRY, multi_rank_placements, spec_of
+
+    ranks = ("shared-host", "gpu-replica", "rank-local", "sharded-global")
+    # `rlperf replay --placements` and the asv lists keep their order: single-GPU first, rank placements last
+    assert DEFAULT_PLACEMENTS == tuple(PLACEMENTS) + ranks == tuple(REGISTRY)
+    assert multi_rank_placements() == ranks
+    assert all(REGISTRY[n].world_size == 0 for n in ranks)
+    assert all(spec.world_size == 1 and not spec.multi_rank for spec in PLACEMENTS.values())
+    assert not spec_of("storage=device-bf16,sampler=fused").multi_rank
+    with pytest.raises(UsageError, match="sharded-global"):
+        spec_of("no-such-placement")

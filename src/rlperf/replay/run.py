@@ -31,12 +31,12 @@ def build_placement(case: ReplayCase, *, threads: int, seed: int, prefill: bool 
 
 def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, threads: int, seed: int,
              ceilings: dict | None = None) -> CaseOutcome:
-    from rlperf.replay.multirank import RANK_SPECS, run_multirank_case
+    from rlperf.replay.multirank import run_multirank_case
 
     verdict = feasibility(case, res)
     if not verdict.ok:
         return CaseOutcome(skipped=[skip_record(case, verdict.reason)])
-    if case.placement in RANK_SPECS:
+    if case.spec.multi_rank:
         return run_multirank_case(case, res, warmup=warmup, repeat=repeat, seed=seed, ceilings=ceilings,
                                   threads=threads)
     outcome = CaseOutcome()

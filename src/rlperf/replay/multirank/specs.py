@@ -2,8 +2,8 @@
 
 Memory is per machine for the host (one shared table plus per-rank staging) and per GPU for the
 device, so one guard answers for every rank. The single-GPU `PlacementSpec` contract is reused
-through duck typing (name, metrics, stored_layout), so rank implementations subclass the existing
-single-GPU placements.
+through duck typing (name, metrics, stored_layout, world_size, multi_rank), so rank implementations
+subclass the existing single-GPU placements; `rlperf.replay.registry.REGISTRY` lists both kinds.
 """
 
 from __future__ import annotations
@@ -57,6 +57,11 @@ class RankSpec:
     sharded: bool = False  # capacity split in world-size shards (needs capacity % world == 0)
     shared_host_table: bool = False  # the launcher creates and fills one shared host table
     align_bytes: int = 0
+    world_size: int = 0  # as PlacementSpec.world_size: 0, any number of ranks, one process each
+
+    @property
+    def multi_rank(self) -> bool:
+        return self.world_size != 1
 
     def stored_layout(self, layout: RowLayout) -> RowLayout:
         return layout.padded(self.align_bytes) if self.align_bytes else layout

@@ -171,6 +171,12 @@ class PlacementSpec:
     sampler: str
     transfer: str
     summary: str = ""
+    world_size: int = 1  # ranks it runs on: 1, one learner process (rank placements say 0: any, a process each)
+
+    @property
+    def multi_rank(self) -> bool:
+        """True for a placement run as one process per rank (rlperf.replay.multirank)."""
+        return self.world_size != 1
 
     def __post_init__(self):
         reason = invalid_reason(self.storage, self.sampler, self.transfer)
