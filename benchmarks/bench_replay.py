@@ -42,14 +42,16 @@ class _ReplayMetric:
             verdict = feasibility(case, probe())
             if not verdict.ok:
                 raise NotImplementedError(verdict.reason)
-        from rlperf.replay.run import build_placement, learner_device
+        from rlperf.replay.build import build_placement
+        from rlperf.replay.run import learner_device
 
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
         if case.spec.multi_rank:
             self._measure = self._multirank(case)
         else:
-            placement_obj = build_placement(case, threads=default_torch_threads(gpus), seed=12345)
+            placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
+                                            threads=default_torch_threads(gpus), seed=12345)
             placement_obj.setup()
             placement_obj.verify()
             self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)
@@ -94,10 +96,12 @@ class ReplayPeakMemory:
             if not verdict.ok:
                 raise NotImplementedError(verdict.reason)
         from rlperf.replay.peak_memory import PeakMemory
-        from rlperf.replay.run import build_placement, learner_device
+        from rlperf.replay.build import build_placement
+        from rlperf.replay.run import learner_device
 
         peak = PeakMemory(learner_device())
-        placement_obj = build_placement(case, threads=default_torch_threads(1), seed=12345)
+        placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
+                                        threads=default_torch_threads(1), seed=12345)
         placement_obj.setup()
         placement_obj.verify()
         placement_obj.sample()

@@ -122,3 +122,15 @@ def test_one_registry_holds_every_placement_and_each_spec_says_how_it_runs():
     assert not spec_of("storage=device-bf16,sampler=fused").multi_rank
     with pytest.raises(UsageError, match="sharded-global"):
         spec_of("no-such-placement")
+
+
+def test_replay_the_asv_suite_and_the_e2e_loop_build_placements_one_way():
+    """Nothing but replay.build constructs a single-process placement from its spec (rank processes build
+    theirs in multirank.worker, with the shared table and process group)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    builders = [p.relative_to(root).as_posix() for d in ("src", "benchmarks") for p in (root / d).rglob("*.py")
+                if re.search(r"\.load\(\)\(spec=", p.read_text())]
+    assert builders == ["src/rlperf/replay/build.py"]

@@ -1,8 +1,9 @@
 """The e2e code's only door to the replay: build a placement, write through it, sample from it.
 
 Everything the iteration needs from `rlperf.replay` goes through this module: placements by name from
-the registry (`replay.placements.specs`), each placement's real write path (`storage.add`, empty at
-start: the collector fills it), its real sample path (`placement.sample()`, raw batch rows) and
+the registry (`replay.placements.specs`), built by `replay.build.build_placement` as `rlperf replay` and
+asv build them, each placement's real write path (`storage.add`, empty at start: the collector fills
+it), its real sample path (`placement.sample()`, raw batch rows) and
 `storage.decode` into named fields of the learner's dtype, and memory feasibility.
 
 A placement gathers into output buffers it owns (`staging`, `target`, `out`); a one-tick prefetch
@@ -13,6 +14,7 @@ swaps them in before each sample.
 from __future__ import annotations
 
 from rlperf.measure import guards
+from rlperf.replay.build import build_placement
 from rlperf.replay.placements.specs import PLACEMENTS, lookup
 from rlperf.workload import Workload
 
@@ -81,10 +83,9 @@ class ReplayPort:
         self.capacity = capacity
         self.device = device
         self.dtype = dtype or torch.float32  # what the learner computes in; bf16 fields are cast to it
-        # as replay.run.build_placement, with this workload's overrides: empty storage, steps of num_envs rows
-        self.impl = self.spec.load()(spec=self.spec, layout=workload.layout, capacity=capacity,
-                                     sample_rows=workload.sample_rows_per_rank, device=device, threads=threads,
-                                     seed=seed, step_rows=workload.num_envs, prefill=False)
+        # the placement `rlperf replay` and asv build, with this workload's overrides; empty: the collector fills it
+        self.impl = build_placement(self.spec, workload, capacity, device=device, threads=threads, seed=seed,
+                                    prefill=False)
         self.layout = self.impl.layout  # the StorageLayout as stored
         self.storage = None
         self._slots: list[dict] = []
