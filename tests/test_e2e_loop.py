@@ -38,7 +38,7 @@ def parts():
 
 def _port(wl, placement="host", fill=True):
     """A set-up port, its empty storage filled through `storage.add` as the session's prefill does."""
-    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=None, threads=1, seed=0)
+    port = ReplayPort(placement, wl, capacity_rows=wl.capacity_rows, device=None, threads=1, seed=0)
     port.setup()
     if fill:
         FakeCollector(wl, num_envs=wl.num_envs, seed=1).prefill(port.storage, wl.capacity_rows)
@@ -138,7 +138,7 @@ def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
     small = replay_memory_verdict("host", wl, wl.capacity_rows, cuda=False, host_available=2**30, device_free=0)
     assert not small.ok and "needs" in small.reason and "available" in small.reason and " B)" in small.reason
     with pytest.raises(UsageError, match="valid: host"):
-        ReplayPort("nope", wl, capacity=8, device=None, threads=1, seed=0)
+        ReplayPort("nope", wl, capacity_rows=8, device=None, threads=1, seed=0)
 
 
 @pytest.mark.gpu
@@ -153,7 +153,7 @@ def test_gpu_point_runs_every_single_gpu_placement(placement):
     learner = SacLearner(learner_config("g1_motion_tracking", "mujoco", OVERRIDES, workload=wl), device, seed=0)
     writer = SwitchableWriter()
     collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
-    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=device, threads=2, seed=0)
+    port = ReplayPort(placement, wl, capacity_rows=wl.capacity_rows, device=device, threads=2, seed=0)
     port.setup()
     collector.prefill(port.storage, wl.capacity_rows)
     writer.target = port.storage

@@ -85,5 +85,5 @@ def test_the_fused_kernel_draws_what_the_host_oracle_draws():
     tick = p.sampler.tick
     p.sample()
     first, count = p.storage.sampleable()
-    want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity
+    want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity_rows
     assert np.array_equal(p.last_indices().cpu().numpy(), want)

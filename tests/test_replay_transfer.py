@@ -18,7 +18,7 @@ CPU_TRANSFERS = ("h2d", "h2d-pageable", "pipelined", "none")
 
 
 def _integrity(spec) -> None:
-    placement = spec.load()(spec=spec, layout=TINY, capacity=CAP, sample_rows=BATCH, device=learner_device(),
+    placement = spec.load()(spec=spec, layout=TINY, capacity_rows=CAP, sample_rows=BATCH, device=learner_device(),
                             threads=1, seed=11, step_rows=ENVS, prefill=False)
     placement.setup()
     for t in range(STEPS):

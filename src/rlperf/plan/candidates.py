@@ -45,15 +45,15 @@ class Candidate:
 
 
 def _single(spec) -> Callable[[StorageLayout, int, int, int], tuple[int, int]]:
-    def memory(lay: StorageLayout, cap: int, s: int, world: int) -> tuple[int, int]:
-        need = spec.parts.memory(lay, cap, s)
+    def memory(lay: StorageLayout, capacity_rows: int, s: int, world: int) -> tuple[int, int]:
+        need = spec.parts.memory(lay, capacity_rows, s)
         return need.host_bytes, need.device_bytes
     return memory
 
 
 def _rank(spec) -> Callable[[StorageLayout, int, int, int], tuple[int, int]]:
-    def memory(lay: StorageLayout, cap: int, s: int, world: int) -> tuple[int, int]:
-        need = spec.memory(lay.stored_row_bytes, cap, s, world)
+    def memory(lay: StorageLayout, capacity_rows: int, s: int, world: int) -> tuple[int, int]:
+        need = spec.memory(lay.stored_row_bytes, capacity_rows, s, world)
         return need.host_bytes, need.device_bytes
     return memory
 

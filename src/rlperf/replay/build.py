@@ -14,7 +14,7 @@ def build_placement(spec, workload: Workload, capacity_rows: int, *, device, thr
     """`spec`'s placement (not set up): its storage holds `capacity_rows` rows of `workload`'s layout,
     written in steps of `workload.num_envs` rows, sampled `workload.sample_rows_per_rank` at a time.
     `prefill=False` leaves the storage empty for a writer (the e2e collector) to fill."""
-    return spec.load()(spec=spec, layout=workload.layout, capacity=capacity_rows,
+    return spec.load()(spec=spec, layout=workload.layout, capacity_rows=capacity_rows,
                        sample_rows=workload.sample_rows_per_rank, device=device, threads=threads, seed=seed,
                        step_rows=workload.num_envs, prefill=prefill)
 

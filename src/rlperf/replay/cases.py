@@ -115,5 +115,5 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
     for name in placements:
         spec_of(name)  # an unknown name or invalid combination fails here, with the valid choices or the reason
     workload_for(task, sim)  # validates task and sim with a clear error
-    caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
-    return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]
+    capacity_rows = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
+    return [ReplayCase(task, sim, p, rows, g) for g in gpu_counts for rows in capacity_rows for p in placements]

@@ -103,7 +103,7 @@ def _run_plan(plan: E2EPlan, progress) -> dict:
             if not verdict.ok:
                 skipped.append({**base, "reason": verdict.reason})
                 continue
-            port = ReplayPort(placement, workload, capacity=workload.capacity_rows, device=device,
+            port = ReplayPort(placement, workload, capacity_rows=workload.capacity_rows, device=device,
                               threads=plan.threads, seed=plan.seed)
             try:
                 port.setup()
