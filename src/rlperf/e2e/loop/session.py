@@ -36,20 +36,20 @@ class E2EPlan:
     profile: str | None = None
 
     def workload(self, num_envs: int) -> Workload:
-        return _workload(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
+        return _workload(self.task, self.sim, self.overrides).with_envs(num_envs)
 
     def learner(self, num_envs: int) -> LearnerConfig:
-        return _learner(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
+        return _learner(self.task, self.sim, self.overrides, num_envs)
 
 
 @functools.lru_cache(maxsize=32)
 def _workload(task: str, sim: str, overrides: tuple[str, ...]) -> Workload:
-    return compose(task, sim, list(overrides))  # a Hydra compose costs ~0.5 s: once per point of a plan
+    return compose(task, sim, list(overrides))  # a Hydra compose costs ~0.5 s: once per plan
 
 
 @functools.lru_cache(maxsize=32)
-def _learner(task: str, sim: str, overrides: tuple[str, ...]) -> LearnerConfig:
-    return learner_config(task, sim, list(overrides), workload=_workload(task, sim, overrides))
+def _learner(task: str, sim: str, overrides: tuple[str, ...], num_envs: int) -> LearnerConfig:
+    return learner_config(task, sim, list(overrides), workload=_workload(task, sim, overrides).with_envs(num_envs))
 
 
 def learner_device():
@@ -92,7 +92,7 @@ def _run_plan(plan: E2EPlan, progress) -> dict:
                                    "device": str(learner.device), "symmetry": symmetry.note(cfg.use_symmetry,
                                                                                    cfg.learner_batch)}
         writer = SwitchableWriter()
-        collector = collector_cls(workload, num_envs=num_envs, physics=plan.physics, kernel="fused",
+        collector = collector_cls(workload, physics=plan.physics, kernel="fused",
                                   threads=plan.threads, seed=plan.seed, replay_writer=writer,
                                   policy=learner.cpu_actor())
         for placement in plan.placements:
@@ -150,7 +150,7 @@ def kernel_ab(plan: E2EPlan, workload: Workload, collector_cls) -> list[dict]:
     out = []
     for kernel in plan.kernels:
         storage = ReplayStorage(workload.layout, workload.num_envs * (AB_WARMUP_STEPS + plan.ab_steps + 1))
-        collector = collector_cls(workload, num_envs=workload.num_envs, physics=plan.physics, kernel=kernel,
+        collector = collector_cls(workload, physics=plan.physics, kernel=kernel,
                                   threads=plan.threads, seed=plan.seed, replay_writer=storage)
         out.append({"num_envs": workload.num_envs, "kernel": kernel, "physics": plan.physics,
                     "warmup_steps": AB_WARMUP_STEPS, "steps": plan.ab_steps,
