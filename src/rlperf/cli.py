@@ -35,7 +35,6 @@ COMMANDS = {
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "gate-power": "Measure the gate's detection power: known slowdowns committed in a clone, caught how often.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
-    "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
     "history": "List the steps (change points) in the stored asv history, per benchmark, machine and host.",
     "site": "After asv publish: readable default graph views; check the site in headless Chromium.",
     "summary": "Print results/SUMMARY.md: the headline tables, from the committed result files only.",
