@@ -9,6 +9,8 @@ NotImplementedError in setup with the guard's reason (bytes needed and available
 that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
+from rlperf.asvtools.skip import skip_point
+from rlperf.measure.guards import nvidia_smi_free_bytes
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
@@ -36,6 +38,8 @@ class _ReplayMetric:
         key = (capacity_exp, placement, gpus)
         if getattr(self, "_key", None) == key:
             return
+        if self.metric != CPU_SAMPLE and not nvidia_smi_free_bytes():  # decided before any torch import
+            raise NotImplementedError("no CUDA device: device timing not measured")
         case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
         for probe in (Resources.probe_cheap, Resources.probe):  # skip without importing torch when we can
             verdict = feasibility(case, probe())
@@ -94,6 +98,7 @@ class ReplayPeakMemory:
         from rlperf.replay.peak_memory import PeakMemory
         from rlperf.replay.run import build_placement, learner_device
 
+        self._on_device = learner_device() is not None  # without one there is no device peak (not 0 bytes)
         peak = PeakMemory(learner_device())
         placement_obj = build_placement(case, threads=default_torch_threads(1), seed=12345)
         placement_obj.setup()
@@ -106,6 +111,8 @@ class ReplayPeakMemory:
         return self._peak["host_peak_rss_bytes"]
 
     def track_device_peak_bytes(self, capacity_exp, placement):
+        if not self._on_device:
+            skip_point("no CUDA device: device peak not measured")
         return self._peak["device_peak_bytes"]
 
 
