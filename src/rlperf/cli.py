@@ -16,6 +16,7 @@ COMMANDS = {
     "e2e": "Measure the single-GPU SAC iteration: collector, replay placement with prefetch, SAC learner.",
     "noise": "Measure actor-noise generation: numpy, per-thread numpy, counter-based Numba (uniform, normal).",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
+    "bench": "Run the asv suite on HEAD (default points, --quick), publish the site, print a summary.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",
     "plan": "Rank replay placements by modelled time and memory on a machine's measured ceilings.",
 }
