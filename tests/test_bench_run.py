@@ -66,6 +66,9 @@ def test_cuda_points_are_decided_once_per_benchmark_with_one_reason():
     benches = {p.benchmark for p in plan.not_run}
     assert benches == {"bench_replay.ReplayH2D.track_ms", "bench_replay.ReplayPeakMemory.track_device_peak_bytes"}
     assert set(plan.not_run.values()) == {bench_plan.NO_CUDA_REASON}
+    assert bench_plan.describe_not_run(plan) == [
+        f"bench_replay.ReplayH2D (1 points): {bench_plan.NO_CUDA_REASON}",
+        f"bench_replay.ReplayPeakMemory (1 points): {bench_plan.NO_CUDA_REASON}"]
     with_cuda = bench_plan.make_plan(FAKE, cuda=True)
     assert not with_cuda.not_run and any(p.benchmark == "bench_replay.ReplayH2D.track_ms" for p in with_cuda.run)
 
@@ -210,7 +213,7 @@ LOG = """\
               asv: skipped: NotImplementedError('two is skipped in setup')
               asv: benchmark failed (exit status 1)
 
-[37.50%] ··· bench_fake.Fake.track_value                                     ok
+[37.50%] ··· ...ke.Fake.track_value                                     ok
 [37.50%] ···· For parameters: 2
               asv: skipped: NotImplementedError("two's skipped")
 
@@ -221,7 +224,7 @@ LOG = """\
 
 
 def test_the_log_gives_each_point_its_skip_reason_or_error():
-    skips, errors = run_summary.parse_log(LOG)
+    skips, errors = run_summary.parse_log(LOG, ["bench_fake.Fake.track_value", "bench_fake.Fake.track_fails"])
     assert skips == {"bench_fake.Fake.track_fails(2)": "two is skipped in setup",
                      "bench_fake.Fake.track_value(2)": "two's skipped",
                      "bench_fake.Fake.track_value(3)": "three is null"}

@@ -52,7 +52,7 @@ DEFAULT_POINTS: dict[str, list[dict]] = {
 NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
               "bench_replay.ReplayGpuSample", "bench_replay.ReplayH2D",
               "bench_replay.ReplayPeakMemory.track_device_peak_bytes")
-NO_CUDA_REASON = "needs a CUDA device; nvidia-smi shows none (decided once per benchmark, not run)"
+NO_CUDA_REASON = "needs a CUDA device; nvidia-smi shows none"
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,15 @@ def _asv_order(benchmarks: list[dict]) -> list[dict]:
     return [b for group in groups.values() for b in group]
 
 
+def describe_not_run(plan: Plan) -> list[str]:
+    """One line per benchmark class left out (with its point count) and per reason."""
+    counts: dict[tuple[str, str], int] = {}
+    for point, reason in plan.not_run.items():
+        key = (point.benchmark.rsplit(".", 1)[0], reason)
+        counts[key] = counts.get(key, 0) + 1
+    return [f"{cls} ({n} points): {reason}" for (cls, reason), n in counts.items()]
+
+
 def _compile(bench: str | None):
     if not bench:
         return None
@@ -182,5 +191,5 @@ def cuda_visible() -> bool:
     return bool(nvidia_smi_free_bytes())
 
 
-__all__ = ["DEFAULT_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "Plan", "Point", "cuda_visible", "discover",
-           "make_plan", "points_of"]
+__all__ = ["DEFAULT_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "Plan", "Point", "cuda_visible", "describe_not_run",
+           "discover", "make_plan", "points_of"]

@@ -43,8 +43,17 @@ def _unquote(text: str) -> str:
     return text.replace("\\'", "'")
 
 
-def parse_log(text: str) -> tuple[dict[str, str], dict[str, str]]:
-    """({point name: skip reason}, {point name: last error line}) from asv's --show-stderr output.
+def _resolve(name: str, names) -> str:
+    """asv shortens long names on its lines to '...tail'; the one known name with that tail."""
+    if not name.startswith("...") or not names:
+        return name
+    hits = [n for n in names if n.endswith(name[3:])]
+    return hits[0] if len(hits) == 1 else name
+
+
+def parse_log(text: str, names=()) -> tuple[dict[str, str], dict[str, str]]:
+    """({point name: skip reason}, {point name: last error line}) from asv's --show-stderr output;
+    `names` (the benchmarks run) resolve the names asv shortened.
 
     A benchmark skipped because its class's setup_cache failed gets the setup_cache's last error line."""
     skips: dict[str, str] = {}
@@ -69,7 +78,7 @@ def parse_log(text: str) -> tuple[dict[str, str], dict[str, str]]:
             header = _HEADER.match(raw)
             in_setup = " · Setting up " in raw or "··· Setting up " in raw
             if header and not in_setup:
-                bench = header.group("name")
+                bench = _resolve(header.group("name"), names)
                 if "skipped (setup_cache failed)" in raw:
                     errors[bench] = f"setup_cache failed: {setup_error or 'see the log'}"
             continue
@@ -120,7 +129,7 @@ def stored_values(path: str | None) -> dict[str, float | None]:
 
 def summarize(plan: Plan, values: dict[str, float | None], log_text: str) -> Summary:
     """Each planned point as measured, skipped (with its reason) or failed (with its error)."""
-    skips, errors = parse_log(log_text)
+    skips, errors = parse_log(log_text, {p.benchmark for p in plan.run})
     summary = Summary(skipped=dict(plan.not_run))
     for p in plan.run:
         value = values.get(p.name, None)

@@ -39,14 +39,16 @@ def _git_head(repo: str) -> str:
     return out.stdout.strip()
 
 
-def _write_conf(repo: str, target, path: str) -> str:
-    """asv.conf.json with absolute folders and the chosen results/html dirs (asv has no --results-dir)."""
+def _write_conf(repo: str, target, sha: str, path: str) -> str:
+    """asv.conf.json with absolute folders and the chosen results/html dirs (asv has no --results-dir);
+    `branches` is HEAD itself, as in the gate: a checkout may lack a local main, or main may be elsewhere."""
     import json
 
     from rlperf.asvtools.conf import CONF_NAME, load_conf
 
     conf = load_conf(os.path.join(repo, CONF_NAME))
-    conf.update(repo=repo, benchmark_dir=os.path.join(repo, conf.get("benchmark_dir", "benchmarks")),
+    conf.update(repo=repo, branches=[sha],
+                benchmark_dir=os.path.join(repo, conf.get("benchmark_dir", "benchmarks")),
                 env_dir=os.path.join(repo, conf.get("env_dir", ".asv/env")),
                 results_dir=os.path.join(repo, target.results_dir), html_dir=os.path.join(repo, target.html_dir))
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -80,14 +82,11 @@ def run(args) -> int:
     chosen = "every point" if args.full else "the default points (make bench-full for every point)"
     say(f"bench: {len(plan.run)} points to run of {plan.total_points}: {chosen}"
         + (f", matching {args.bench!r}" if args.bench else "") + ("" if args.full else "; --quick"))
-    by_bench: dict[str, int] = {}
-    for point in plan.not_run:
-        by_bench[point.benchmark] = by_bench.get(point.benchmark, 0) + 1
-    for bench, count in by_bench.items():
-        say(f"bench: not run here: {bench} ({count} points): {bench_plan.NO_CUDA_REASON}")
+    for line in bench_plan.describe_not_run(plan):
+        say(f"bench: not run here: {line}")
 
     log_path = os.path.join(repo, ".asv", "bench.log")
-    conf = _write_conf(repo, target, os.path.join(repo, ".asv", "bench.conf.json"))
+    conf = _write_conf(repo, target, sha, os.path.join(repo, ".asv", "bench.conf.json"))
     with open(log_path, "w"):
         pass
     status, gap = 0, 0.0
