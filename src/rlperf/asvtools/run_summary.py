@@ -144,6 +144,11 @@ def summarize(plan: Plan, values: dict[str, float | None], log_text: str) -> Sum
     return summary
 
 
+def _class_of(benchmark: str) -> str:
+    """module.Class of module.Class.method (a module-level benchmark stays as it is)."""
+    return benchmark.rsplit(".", 1)[0] if benchmark.count(".") > 1 else benchmark
+
+
 def format_summary(summary: Summary, *, results: str, site: str, log: str, wall_s: float | None = None) -> list[str]:
     """The closing lines: counts, grouped reasons, failed names, then where everything is."""
     total = len(summary.measured) + len(summary.skipped) + len(summary.failed)
@@ -152,7 +157,7 @@ def format_summary(summary: Summary, *, results: str, site: str, log: str, wall_
     if summary.skipped:
         lines.append("skipped:")
         for reason, count in summary.reasons():
-            benches = sorted({p.benchmark for p, r in summary.skipped.items() if r == reason})
+            benches = sorted({_class_of(p.benchmark) for p, r in summary.skipped.items() if r == reason})
             lines.append(f"  {count:4d} x {reason}")
             lines.append(f"         in {', '.join(benches)}")
     if summary.failed:
