@@ -371,3 +371,14 @@ def test_the_running_point_is_read_from_asvs_child_process():
     assert progress.running_point([Child(["python", asv_py, "setup_cache", "/r/benchmarks", "b.C.t", "{}"])]) == \
         ("setup_cache", "b.C.t")
     assert progress.running_point([Child(["python", "-m", "asv", "run"])]) is None
+
+
+def test_rlperf_bench_refuses_a_bad_regex_before_running_anything(monkeypatch, capsys, tmp_path):
+    from rlperf import cli
+
+    monkeypatch.setattr(bench_plan, "discover", lambda path: FAKE)
+    monkeypatch.setattr(progress, "run_asv", lambda *a, **k: pytest.fail("asv ran"))
+    monkeypatch.setattr("rlperf.asvtools.machine_file.write_machine_file",
+                        lambda **k: pytest.fail("machine file written for a refused run"))
+    assert cli.main(["bench", "--machine", "box", "--bench", r"time_fused\('probe', 512"]) == 2
+    assert "no point of the default selection" in capsys.readouterr().err

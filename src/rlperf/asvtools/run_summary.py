@@ -8,6 +8,7 @@ log, where `--show-stderr` prints them per point under `For parameters: ...`. Po
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -114,8 +115,6 @@ def stored_values(path: str | None) -> dict[str, float | None]:
     """{point name: value} of one asv result file (NaN: skipped, None: failed); {} without a file."""
     if path is None:
         return {}
-    import itertools
-
     result = Results.load(path)
     out = {}
     for key in result.get_all_result_keys():

@@ -97,6 +97,7 @@ def run(args) -> int:
         for regex in plan.regexes():
             cmd += ["--bench", regex]
         status, gap = progress.run_asv(cmd, plan, log_path, cwd=repo)
+    say("bench: asv publish (the site) ...")
     publish = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", conf], cwd=repo,
                              capture_output=True, text=True)
     with open(log_path, "a") as log:
