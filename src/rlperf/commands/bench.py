@@ -69,6 +69,7 @@ def run(args) -> int:
         raise UsageError("--machine must not be empty")
     if not os.path.isfile(os.path.join(repo, "benchmarks", "__init__.py")):
         raise UsageError(f"{repo}/benchmarks/__init__.py is missing: run from the repository root")
+    print(f"bench: planning the run of {repo}/benchmarks (asv discovery) ...", flush=True)
     target = results_target.choose(repo, machine, args.record)  # refuses before anything is measured
     sha = _git_head(repo)
     plan = bench_plan.make_plan(bench_plan.discover(os.path.join(repo, "benchmarks")), full=args.full,
