@@ -10,13 +10,17 @@ that decision is made without importing torch where it can be, since asv spawns 
 """
 
 from rlperf.asvtools.skip import skip_point
-from rlperf.measure.guards import nvidia_smi_free_bytes
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.multirank import RANK_SPECS
 
 WARMUP, REPEAT = 5, 20
+
+
+def _skip_unless(verdict):
+    if not verdict.ok:
+        raise NotImplementedError(verdict.reason)
 
 
 def _placements_reporting(metric):
@@ -38,13 +42,12 @@ class _ReplayMetric:
         key = (capacity_exp, placement, gpus)
         if getattr(self, "_key", None) == key:
             return
-        if self.metric != CPU_SAMPLE and not nvidia_smi_free_bytes():  # decided before any torch import
-            raise NotImplementedError("no CUDA device: device timing not measured")
         case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
-        for probe in (Resources.probe_cheap, Resources.probe):  # skip without importing torch when we can
-            verdict = feasibility(case, probe())
-            if not verdict.ok:
-                raise NotImplementedError(verdict.reason)
+        cheap = Resources.probe_cheap()  # nvidia-smi: skip without importing torch when we can
+        _skip_unless(feasibility(case, cheap))
+        if self.metric != CPU_SAMPLE and not cheap.cuda_devices:
+            raise NotImplementedError("no CUDA device: device timing not measured")
+        _skip_unless(feasibility(case, Resources.probe()))  # torch: the truth for points that will run
         from rlperf.replay.run import build_placement, learner_device
 
         if self.metric != CPU_SAMPLE and learner_device() is None:

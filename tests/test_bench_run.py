@@ -123,12 +123,11 @@ def test_cuda_benchmarks_skip_themselves_without_cuda_before_importing_torch(mon
     import benchmarks.bench_replay as replay
     from rlperf.measure import guards
 
-    monkeypatch.setattr(replay, "nvidia_smi_free_bytes", lambda: [])
     monkeypatch.setattr(guards, "nvidia_smi_free_bytes", lambda: [])
-    monkeypatch.setattr(replay, "feasibility", lambda *a: pytest.fail("decided after the placement probes"))
-    for cls in (replay.ReplayH2D, replay.ReplayEndToEnd, replay.ReplayGpuSample):
-        with pytest.raises(NotImplementedError, match="no CUDA device"):
-            cls().setup(20, "host", 1)
+    monkeypatch.setattr(replay.Resources, "probe", classmethod(lambda cls: pytest.fail("asked torch")))
+    for cls, placement in ((replay.ReplayH2D, "host"), (replay.ReplayEndToEnd, "uva"), (replay.ReplayGpuSample, "gpu")):
+        with pytest.raises(NotImplementedError, match="CUDA device"):
+            cls().setup(20, placement, 1)
     with pytest.raises(NotImplementedError, match="needs a CUDA device"):
         e2e.E2ELearner().setup("g1_motion_tracking", "eager")
     assert "skip_all" in e2e.measure_all()
