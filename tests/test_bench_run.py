@@ -381,3 +381,15 @@ def test_rlperf_bench_refuses_a_bad_regex_before_running_anything(monkeypatch, c
                         lambda **k: pytest.fail("machine file written for a refused run"))
     assert cli.main(["bench", "--machine", "box", "--bench", r"time_fused\('probe', 512"]) == 2
     assert "no point of the default selection" in capsys.readouterr().err
+
+
+def test_asv_runs_wide_so_names_stay_whole_and_the_console_gets_compact_lines(tmp_path):
+    import sys
+
+    log = tmp_path / "bench.log"
+    out = io.StringIO()
+    code = "import os; print('[ 50.00%] ··· bench_x.C.track_y' + ' ' * 40 + 'ok ' + os.environ['COLUMNS'])"
+    status, _ = progress.run_asv([sys.executable, "-c", code], Plan(), str(log), cwd=str(tmp_path), out=out)
+    assert status == 0
+    assert out.getvalue() == f"[ 50.00%] ··· bench_x.C.track_y  ok {progress.ASV_COLUMNS}\n"
+    assert " " * 40 in log.read_text()  # the log keeps asv's own line

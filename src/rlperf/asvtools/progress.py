@@ -9,6 +9,7 @@ which asv_runner has named the same way since asv 0.5; the tables and stderr blo
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +22,9 @@ from rlperf.asvtools.bench_plan import Plan
 
 HEARTBEAT_S = 30.0  # the longest the console stays silent while asv works
 POLL_S = 0.5
+# asv shortens benchmark names to its terminal width ('...KernelNoise.track_x', ambiguous between two
+# classes); a wide one keeps them whole in the log, and the console lines are compacted instead
+ASV_COLUMNS = "250"
 _STATUS = re.compile(r"^(?:· |\[\s*[\d.]+%\] ·+ )")
 _TABLE = re.compile(r"^\[\s*[\d.]+%\] ·+ [=-]{3}")
 _STDERR_BLOCK = re.compile(r"^\[\s*[\d.]+%\] ·{4} ")
@@ -29,6 +33,11 @@ _STDERR_BLOCK = re.compile(r"^\[\s*[\d.]+%\] ·{4} ")
 def console_line(line: str) -> bool:
     """Whether one asv output line goes to the console: status lines, not tables or stderr blocks."""
     return bool(_STATUS.match(line)) and not _TABLE.match(line) and not _STDERR_BLOCK.match(line)
+
+
+def compact(line: str) -> str:
+    """An asv status line without the padding asv adds up to its (wide) terminal width."""
+    return re.sub(r" {2,}", "  ", line.rstrip())
 
 
 def running_point(children) -> tuple[str, str] | None:
@@ -61,10 +70,11 @@ class Reporter:
         self.current: tuple[str, str] | None = None
         self.current_since = clock()
 
-    def say(self, text: str, console: bool = True) -> None:
+    def say(self, text: str, console: bool = True, log: bool = True) -> None:
         with self.lock:
-            self.log.write(text + "\n")
-            self.log.flush()
+            if log:
+                self.log.write(text + "\n")
+                self.log.flush()
             if console:
                 now = self.clock()
                 self.longest_gap = max(self.longest_gap, now - self.last_print)
@@ -72,7 +82,12 @@ class Reporter:
                 print(text, file=self.out, flush=True)
 
     def asv_line(self, line: str) -> None:
-        self.say(line.rstrip("\n"), console=console_line(line))
+        if console_line(line):
+            with self.lock:
+                self.log.write(line.rstrip("\n") + "\n")
+            self.say(compact(line), console=True, log=False)
+        else:
+            self.say(line.rstrip("\n"), console=False)
 
     def _describe(self, found: tuple[str, str]) -> str:
         mode, ident = found
@@ -101,6 +116,7 @@ def run_asv(cmd: list[str], plan: Plan, log_path: str, cwd: str, env: dict | Non
     with open(log_path, "a") as log:
         reporter = Reporter(plan, log, out=out)
         reporter.say("$ " + " ".join(cmd), console=False)
+        env = dict(os.environ if env is None else env, COLUMNS=ASV_COLUMNS)
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 bufsize=1)
         done = threading.Event()
@@ -124,4 +140,4 @@ def run_asv(cmd: list[str], plan: Plan, log_path: str, cwd: str, env: dict | Non
         return status, reporter.longest_gap
 
 
-__all__ = ["HEARTBEAT_S", "Reporter", "console_line", "run_asv", "running_point"]
+__all__ = ["ASV_COLUMNS", "HEARTBEAT_S", "Reporter", "compact", "console_line", "run_asv", "running_point"]
