@@ -347,11 +347,17 @@ def test_each_point_is_announced_and_a_long_one_gets_heartbeats():
         now[0] = float(t)
         rep.watch(("run", "b.C.track-1"))
     rep.watch(("setup_cache", "b.D.track"))
+    now[0] = 100.0
+    rep.watch(None)  # the point ended: no line for the change itself
+    for t in range(101, 106):
+        now[0] = float(t)
+        rep.watch(None)
     lines = out.getvalue().splitlines()
     assert lines[0] == "  [2/2] b.C.track(2)"
     assert lines[1:3] == ["    ... still running [2/2] b.C.track(2) (30 s)",
                           "    ... still running [2/2] b.C.track(2) (60 s)"]
     assert lines[3] == "  setup_cache of b.D (once for all its points)"
+    assert lines[4:] == ["    ... asv is working between points (30 s since the last line)"]
     assert rep.longest_gap <= progress.HEARTBEAT_S
 
 

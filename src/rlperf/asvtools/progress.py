@@ -104,10 +104,12 @@ class Reporter:
             self.current, self.current_since = found, now
             if found:
                 self.say(f"  {self._describe(found)}")
-                return
+            return
         if now - self.last_print >= HEARTBEAT_S:
-            what = f"{self._describe(self.current)}" if self.current else "asv"
-            self.say(f"    ... still running {what} ({now - self.current_since:.0f} s)")
+            if self.current:
+                self.say(f"    ... still running {self._describe(self.current)} ({now - self.current_since:.0f} s)")
+            else:
+                self.say(f"    ... asv is working between points ({now - self.last_print:.0f} s since the last line)")
 
 
 def run_asv(cmd: list[str], plan: Plan, log_path: str, cwd: str, env: dict | None = None,
