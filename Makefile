@@ -3,12 +3,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rlperf-installed
 ASV := $(PY) -m asv
+# asv publish, then rlperf's default view of each graph page (rlperf.asvtools.site: readable lines,
+# the legend beside the plot). asv.conf.json's html_dir is html.
+PUBLISH = $(ASV) publish && $(PY) -m rlperf site defaults html
 MACHINE ?= $(shell $(PY) -m rlperf machine --print-name 2>/dev/null)
 # `make bench BENCH=bench_env` narrows the points to an asv --bench regex (make bench-full BENCH=... for all).
 BENCH ?=
 BASE ?= main
 
-.PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish preview clean
+.PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish site-check preview clean
 
 env: $(STAMP)
 
@@ -43,13 +46,22 @@ bench-full: env
 bench-inner: env
 	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable
 
-# Gate HEAD against $(BASE) on this machine, benchmarking each commit in a worktree if needed.
+# Gate HEAD against $(BASE) on this machine as CI does: both measured now, interleaved, each in its own
+# worktree, under gate.toml's profile for this host (gpu where a CUDA device is visible, else xeon;
+# PROFILE=NAME picks one). QUICK=1: a fast look (1 pass, no paired sampling), labelled not what CI runs.
+PROFILE ?=
+QUICK ?=
 gate: env
-	$(PY) -m rlperf gate --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
-	  --out-md out/gate.md --out-json out/gate.json
+	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
+	  $(if $(PROFILE),--profile "$(PROFILE)") $(if $(QUICK),--quick) --out-md out/gate.md --out-json out/gate.json
 
 publish: env
-	$(ASV) publish
+	$(PUBLISH)
+
+# The published site in headless Chromium: a graph per benchmark, readable default views, no page
+# error (rlperf.asvtools.site_check; SITE_JS=/tmp/site-js after scripts/site_js.sh on a box offline).
+site-check: env
+	$(PY) -m rlperf site check html
 
 preview: env
 	$(ASV) preview

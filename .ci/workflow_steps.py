@@ -6,14 +6,15 @@ Two local commits (HEAD and a commit on top of it that changes nothing measurabl
 a same-repository PR. Each job of the `xeon` matrix leg runs in its own fresh clone, in the workflow's
 order (base: the base's record; head: base and head interleaved, passes kept; verdict: the kept passes
 judged under the base's record), with the workflow's env and `if:` conditions evaluated by gha_expr. `uses:`
-steps are stood in for locally: checkout = clone + checkout of `ref`, upload/download-artifact = copies
-in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
-github-script (the PR comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
+steps are stood in for locally (and $RUNNER_TEMP by a folder per job): checkout = clone + checkout of `ref`,
+upload/download-artifact = copies in a local artifact folder, setup-python = a fresh virtualenv (the verdict job's `python`),
+github-script (the guard's review lookup, which passes a same-repository PR without one, and the PR
+comment) is skipped with a note. The `gpu` leg needs a GPU runner and is not run.
 Exit status: 0 when every job that should run did and ended with the status the workflow expects
 (the gate exits 0 on a null change), else 1. One exception: a verdict job whose only failure is the gate's
 exit 1 (a regression verdict) on the null change passes with a printed note. That is a false alarm of the
 runner's noise: on a shared 2-vCPU box one pass ratio of the single gated point reached x1.97. How often it
-happens is what `scripts/gate_power.py` measures, over many trials. Any other gate exit (2-6), a missing
+happens is what `rlperf gate-power` measures, over many trials. Any other gate exit (2-6), a missing
 verdict or a failed step fails this check.
 """
 
@@ -127,7 +128,10 @@ class Job:
                 if "uses" in step:
                     self.uses(step)
                     continue
-                env = {**os.environ, **self.env, "GITHUB_STEP_SUMMARY": str(self.summary), "CI": "true"}
+                temp = self.ws.parent / f"{self.name}-runner-temp"  # the runner's per-job temp folder
+                temp.mkdir(exist_ok=True)
+                env = {**os.environ, **self.env, "GITHUB_STEP_SUMMARY": str(self.summary), "CI": "true",
+                       "RUNNER_TEMP": str(temp)}
                 if self.bin:
                     env["PATH"] = f"{self.bin}{os.pathsep}{env['PATH']}"
                 proc = subprocess.run(["bash", "-eo", "pipefail", "-c", substitute(step["run"], self.ctx)],
@@ -188,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if set(bad) == {"verdict"} and verdict_json.is_file() and json.loads(verdict_json.read_text())["exit_code"] == 1:
             # The steps all ran and the gate gave a verdict: a regression verdict on a null change is a false
             # alarm of the noise band (the per-pass ratios above show it), a statistical property that
-            # scripts/gate_power.py measures over many trials; one CI run cannot assert it without flaking.
+            # `rlperf gate-power` measures over many trials; one CI run cannot assert it without flaking.
             log("workflow_steps: NOTE the null change was judged a regression (gate exit 1): a false alarm of "
                 "this box's noise, not a broken step; every step ran and the verdict is a typed one")
             bad = {}

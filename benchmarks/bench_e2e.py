@@ -23,9 +23,11 @@ COLLECTOR_ENVS, COLLECTOR_STEPS = 256, 8
 
 
 def _placements() -> list[str]:
+    """The single-GPU placements, a new one appended (rlperf.asvtools.param_order: asv keys history by value)."""
+    from rlperf.asvtools.param_order import append_only
     from rlperf.e2e.loop.batches import single_gpu_placements
 
-    return list(single_gpu_placements())
+    return append_only(single_gpu_placements())
 
 
 def _skip_all_reason() -> str | None:
@@ -69,6 +71,7 @@ def measure_all(tasks=TASKS, iterations: int = ITERATIONS, warmup: int = WARMUP,
 class E2EIteration:
     """One synchronous iteration (collector step + `updates_per_step` SAC updates + weight sync)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["task", "placement", "prefetch"]
     params = [list(TASKS), _placements(), list(PREFETCH)]
     timeout = 3600  # every point of both tasks is measured in setup_cache
@@ -109,6 +112,7 @@ class E2EIteration:
 class E2ECollectorStep:
     """The real collector's step on the CPU (physics recorded), numpy against fused update_state."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["task", "kernel"]
     params = [list(TASKS), ["fused", "numpy"]]
     timeout = 600
@@ -141,6 +145,7 @@ class E2ECollectorStep:
 class E2ELearner:
     """The learner alone on a resident batch: eager against torch.compile against CUDA graphs."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["task", "mode"]
     params = [list(TASKS), ["eager", "compile", "cuda-graphs"]]
     timeout = 1800  # torch.compile of both losses takes minutes on a cold cache

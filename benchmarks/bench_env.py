@@ -94,6 +94,7 @@ class _EnvBench:
 class EnvReference(_EnvBench):
     """Numpy reference per (task, envs): the baseline the kernels are compared with."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (_P["task"], _P["num_envs"])
     param_names = ("task", "num_envs")
 
@@ -108,6 +109,7 @@ class EnvReference(_EnvBench):
 class EnvFused(_EnvBench):
     """Fused kernel per (task, envs, threads); compiled in setup, thread mask set on this thread."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (_P["task"], _P["num_envs"], _P["threads"])
     param_names = ("task", "num_envs", "threads")
 
@@ -126,6 +128,7 @@ class EnvSpeedup(_EnvBench):
     Returned as samples (one ratio per pair), so the gate judges it with statistics like a timing instead
     of on one number inside its own noise; pairing adjacent calls cancels slow phases of a shared box."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (_P["task"], _P["num_envs"], _P["threads"])
     param_names = ("task", "num_envs", "threads")
     unit = "numpy ms / numba ms"
@@ -193,6 +196,7 @@ class EnvCompile(_EnvBench):
 
     The former value (first call in an asv process) was a cache load (~0.36 s), not a compile (4-13 s)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (_P["task"],)
     param_names = ("task",)
     unit = "ms"
@@ -214,6 +218,7 @@ class EnvParity(_EnvBench):
     Every (task, envs) check runs once, in setup_cache, for all six tracks: per point and track that
     was a process of its own, each loading the kernel and repeating the same check (18 processes)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (_P["task"], _P["parity_envs"])
     param_names = ("task", "num_envs")
     timeout = 1800  # setup_cache checks every task

@@ -18,6 +18,7 @@ TASK = "g1_motion_tracking"
 class NoiseGeneration:
     """ms per step of noise for (variant, dist, envs, threads)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     params = (list(cases.VARIANTS), list(cases.DISTS), list(cases.ASV_NUM_ENVS), list(cases.ASV_THREADS))
     param_names = ("variant", "dist", "num_envs", "threads")
     unit = "ms"
@@ -82,10 +83,12 @@ class _InKernelNoise:
 class ProbeInKernelNoise(_InKernelNoise):
     """The probe kernel with noise drawn in-kernel vs passed in, and vs numpy drawing the same values."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     TASK = "probe"
 
 
 class MotionTrackingInKernelNoise(_InKernelNoise):
     """g1_motion_tracking's kernel with its 64 actor-noise values drawn in-kernel vs passed in, and vs numpy."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     TASK = "g1_motion_tracking"

@@ -9,6 +9,7 @@ NotImplementedError in setup with the guard's reason (bytes needed and available
 that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
+from rlperf.asvtools.param_order import append_only
 from rlperf.asvtools.skip import skip_point
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
@@ -24,7 +25,8 @@ def _skip_unless(verdict):
 
 
 def _placements_reporting(metric):
-    return [name for name, spec in ALL_SPECS.items() if metric in spec.metrics]
+    """Placements that report `metric`, a new one appended (rlperf.asvtools.param_order: asv keys history by value)."""
+    return append_only(name for name, spec in ALL_SPECS.items() if metric in spec.metrics)
 
 
 class _ReplayMetric:
@@ -80,9 +82,10 @@ class ReplayPeakMemory:
     """Peak host RSS and peak device memory of one single-process placement (set up, verified, sampled),
     in bytes: asv runs one point per process, so the process's high-water mark is the point's."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["capacity_exp", "placement"]
     # the reference capacity and the compact layout's 2^26 goal: filling more tables only to read RSS costs minutes
-    params = [[20, 26], [name for name in ALL_SPECS if name not in RANK_SPECS]]
+    params = [[20, 26], append_only(name for name in ALL_SPECS if name not in RANK_SPECS)]
     unit = "bytes"
     timeout = 1800
     number = 1
@@ -122,6 +125,7 @@ class ReplayPeakMemory:
 class ReplayCpuSample(_ReplayMetric):
     """Host random gather of one learner batch into staging (torch threads = cores // GPUs)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     metric = CPU_SAMPLE
     params = [list(CAPACITY_EXPONENTS), _placements_reporting(CPU_SAMPLE), list(GPU_COUNTS)]
 
@@ -129,6 +133,7 @@ class ReplayCpuSample(_ReplayMetric):
 class ReplayH2D(_ReplayMetric):
     """H2D copy of one gathered batch on a copy stream (CUDA events)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     metric = H2D
     params = [list(CAPACITY_EXPONENTS), _placements_reporting(H2D), list(GPU_COUNTS)]
 
@@ -136,6 +141,7 @@ class ReplayH2D(_ReplayMetric):
 class ReplayEndToEnd(_ReplayMetric):
     """Host replay to a batch on the learner GPU, its own synchronised pass."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     metric = END_TO_END
     params = [list(CAPACITY_EXPONENTS), _placements_reporting(END_TO_END), list(GPU_COUNTS)]
 
@@ -143,5 +149,6 @@ class ReplayEndToEnd(_ReplayMetric):
 class ReplayGpuSample(_ReplayMetric):
     """GPU-resident device randint + gather (CUDA events)."""
 
+    version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     metric = GPU_SAMPLE
     params = [list(CAPACITY_EXPONENTS), _placements_reporting(GPU_SAMPLE), list(GPU_COUNTS)]

@@ -9,12 +9,14 @@
 # rendered has flot's <canvas> elements.
 #
 # asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs. On a box without internet,
-# point SITE_JS at a folder holding those libraries (npm reaches them:
-#   (mkdir -p /tmp/site-js && cd /tmp/site-js && for p in jquery@3.3.1 flot@0.8.3 flot-orderbars@1.0.0 \
-#      stupid-table-plugin blueimp-md5@2.19.0 bootstrap@3.1.1; do npm pack --silent "$p" | xargs tar -xzf; \
-#      mv package "${p%@*}"; done)
-# ) and the check runs on a temporary copy of the site whose CDN links point at local copies.
-set -euo pipefail
+# point SITE_JS at a folder holding those libraries (`scripts/site_js.sh /tmp/site-js` fetches them with
+# npm) and the check runs on a temporary copy of the site whose CDN links point at local copies
+# (rlperf.asvtools.site_vendor). `rlperf site check` checks every graph page.
+#
+# Every failure says what failed on stderr (exit 2: missing tool or site; 1: no graph rendered; any
+# other step that fails names its line, command and status instead of ending the script silently).
+set -Eeuo pipefail
+trap 'rc=$?; echo "site_screenshot: failed (exit $rc) at line $LINENO: $BASH_COMMAND" >&2; exit $rc' ERR
 HTML=${1:-html}
 OUT=${2:-docs/site-screenshot.png}
 PAGE=${3:-}
@@ -23,43 +25,33 @@ PY=${PY:-.venv/bin/python}
 BROWSER=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$BROWSER" ] || { echo "site_screenshot: chromium not found (apt-get install -y chromium)" >&2; exit 2; }
 [ -f "$HTML/index.html" ] || { echo "site_screenshot: no $HTML/index.html (run make bench or asv publish)" >&2; exit 2; }
+[ -x "$PY" ] || command -v "$PY" >/dev/null || { echo "site_screenshot: no Python at $PY (set PY=...)" >&2; exit 2; }
+server_log=$(mktemp); browser_log=$(mktemp)  # their output, shown when they fail
 
 if [ -n "${SITE_JS:-}" ]; then
   copy=$(mktemp -d)
   cp -r "$HTML"/. "$copy"
-  "$PY" - "$copy" "$SITE_JS" <<'PY'
-import pathlib, re, shutil, sys
-site, libs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-files = [p for p in libs.rglob("*.*s") if not {"src", "docs", "test"} & set(p.parts)]
-(site / "vendor").mkdir(exist_ok=True)
-
-def local(url):
-    name = url.rsplit("/", 1)[-1]
-    wanted = [name, name.replace(".min.", "."), re.sub(r"-[\d.]+\.min\.js$", ".min.js", name)]
-    for want in wanted:
-        for path in files:
-            if path.name == want:
-                shutil.copy(path, site / "vendor" / name)
-                return f"vendor/{name}"
-    sys.exit(f"site_screenshot: no local copy of {url} under {libs}")
-
-for page in site.glob("*.html"):
-    text = re.sub(r'\s(?:integrity|crossorigin|referrerpolicy)="[^"]*"', "", page.read_text())
-    text = re.sub(r'(src|href)="(https://[^"]+\.(?:js|css))"', lambda m: f'{m[1]}="{local(m[2])}"', text)
-    page.write_text(text)
-PY
+  "$PY" -m rlperf site vendor "$copy" "$SITE_JS"
   HTML=$copy
 fi
 
-"$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$HTML" >/dev/null 2>&1 &
+"$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$HTML" >"$server_log" 2>&1 &
 server=$!
-trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"' EXIT
+trap 'kill "$server" 2>/dev/null || true; [ -n "${copy:-}" ] && rm -rf "$copy"; rm -f "$server_log" "$browser_log"' EXIT
+ready=
 for _ in $(seq 50); do
-  "$PY" - "$PORT" 2>/dev/null <<'PY' && break || sleep 0.1  # quiet while the server starts
+  if "$PY" - "$PORT" 2>/dev/null <<'PY'; then ready=1; break; fi  # quiet while the server starts
 import sys, urllib.request
 urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/index.html", timeout=1)
 PY
+  kill -0 "$server" 2>/dev/null || break  # it exited (port taken, bad folder): no point waiting
+  sleep 0.1
 done
+if [ -z "$ready" ]; then
+  echo "site_screenshot: the site server on 127.0.0.1:$PORT did not answer (another PORT=...?); its output:" >&2
+  cat "$server_log" >&2
+  exit 1
+fi
 
 # Without PAGE, show the graph of the first benchmark listed in the site's index.
 if [ -z "$PAGE" ]; then
@@ -75,8 +67,17 @@ URL="http://127.0.0.1:$PORT/index.html$PAGE"
 mkdir -p "$(dirname "$OUT")"
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1000
        --virtual-time-budget=15000 --run-all-compositor-stages-before-draw)
-"$BROWSER" "${flags[@]}" --screenshot="$OUT" "$URL" >/dev/null 2>&1
-dom=$("$BROWSER" "${flags[@]}" --dump-dom "$URL" 2>/dev/null)
-canvases=$(grep -o '<canvas' <<<"$dom" | wc -l)
+browse() {  # $BROWSER with the flags; on failure its output goes to stderr with what was asked of it
+  local what=$1; shift
+  if ! "$BROWSER" "${flags[@]}" "$@" 2>"$browser_log"; then
+    echo "site_screenshot: $BROWSER failed to $what $URL; its output:" >&2
+    tail -n 20 "$browser_log" >&2
+    exit 1
+  fi
+}
+browse "screenshot" --screenshot="$OUT" "$URL" >/dev/null
+[ -s "$OUT" ] || { echo "site_screenshot: $BROWSER exited 0 but wrote no $OUT" >&2; exit 1; }
+dom=$(browse "dump the DOM of" --dump-dom "$URL")
+canvases=$(grep -o '<canvas' <<<"$dom" | wc -l || true)  # grep finds none: 0, not a silent exit
 echo "site_screenshot: $URL -> $OUT ($canvases canvas elements)"
 [ "$canvases" -gt 0 ] || { echo "site_screenshot: no graph rendered" >&2; exit 1; }

@@ -43,7 +43,8 @@ def bench(value, *, samples=None, version="v1") -> dict:
 
 def write_results(results_dir: Path, sha: str, benchmarks: dict[str, dict], *, env: str = "existing-py",
                   host: dict | None = None, python: dict | None = None) -> Path:
-    """One asv result file for `sha`, plus machine.json; `host`/`python` override the params."""
+    """One asv result file for `sha`, plus machine.json and (when there is none) a benchmarks.json naming its
+    benchmarks, as asv writes them; `host`/`python` override the params."""
     params = {**HOST, **(host or {}), **PYTHON, **(python or {})}
     folder = results_dir / params["machine"]
     folder.mkdir(parents=True, exist_ok=True)
@@ -59,6 +60,8 @@ def write_results(results_dir: Path, sha: str, benchmarks: dict[str, dict], *, e
            "durations": {}, "version": 2}
     path = folder / f"{sha[:8]}-{env}.json"
     path.write_text(json.dumps(doc))
+    if not (results_dir / "benchmarks.json").exists():
+        write_benchmarks_json(results_dir, {name: {"version": b["version"]} for name, b in benchmarks.items()})
     return path
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from rlperf.replay.layout import RowLayout
+from rlperf.row_layout import RowLayout
 
 TINY = RowLayout(5, 3, 6)
 ENVS = 4

@@ -44,8 +44,7 @@ def test_no_current_result_beats_its_floor(path):
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.parent.name)
 def test_the_summary_shows_no_floor_for_a_superseded_report(path, capsys):
-    assert summary.main(["--results", str(RESULTS)]) == 0
-    text = capsys.readouterr().out
+    text = summary.summary_text(RESULTS)
     section = text.split(f"### {json.loads(path.read_text())['machine']['name']}\n", 1)[1].split("\n### ", 1)[0]
     if summary.superseded_note(path.parent):
         assert "**Superseded**" in section and "| x floor |" not in section

@@ -33,6 +33,11 @@ def fake_collector(monkeypatch):
     (["--placements", ","], "--placements: empty list; valid: host"),
     (["algo.no_such_key=1"], "bad Hydra override"),
     (["algo.amp_dtype=float16"], "amp_dtype 'float16' is not supported; valid: auto, bfloat16"),
+    (["--num-envs", str(10**12)], "--num-envs: host memory: 1,000,000,000,000 envs: one collector sync"),
+    (["=5"], "Hydra override '=5' names no key; write KEY=VALUE, e.g. algo.num_envs=4096"),
+    (["~algo.num_envs"], "left the config without a key the workload needs"),
+    (["algo.num_envs=1.5"], "algo.num_envs must be an integer, got 1.5"),
+    (["algo.num_envs=true"], "algo.num_envs must be an integer, got True"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, fake_collector, flags, message):
     out = tmp_path / "r" / "results.json"
@@ -59,12 +64,20 @@ def test_a_missing_collector_is_a_clear_error(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_tiny_cpu_run_end_to_end(tmp_path, fake_collector, capsys):
+    import os
+
     out = tmp_path / "e2e" / "results.json"
     trace = tmp_path / "trace" / "one_iteration.json"
-    code = main(["e2e", "--placements", "host,gpu-fused", "--schedule", "synchronous,async", "--iterations", "2",
-                 "--prefetch", "one_tick", "--warmup-iterations", "0", "--ab-steps", "2", "--threads", "1", "--physics", "recorded",
-                 "--out-json", str(out), "--profile", str(trace), *TINY])
+    umask = os.umask(0o022)
+    try:
+        code = main(["e2e", "--placements", "host,gpu-fused", "--schedule", "synchronous,async", "--iterations", "2",
+                     "--prefetch", "one_tick", "--warmup-iterations", "0", "--ab-steps", "2", "--threads", "1",
+                     "--physics", "recorded", "--out-json", str(out), "--profile", str(trace), *TINY])
+    finally:
+        os.umask(umask)
     assert code == 0, capsys.readouterr().err
+    outputs = [trace, *(p for p in out.parent.iterdir() if p.is_file())]
+    assert len(outputs) >= 5 and {oct(p.stat().st_mode & 0o777) for p in outputs} == {"0o644"}  # not mkstemp's 0600
     doc = json.loads(out.read_text())
     assert (doc["schema"], doc["schema_version"]) == ("rlperf.e2e", 1)
     assert doc["machine"]["num_cpu"] >= 1 and doc["device_info"].startswith("CPU:")
@@ -84,7 +97,7 @@ def test_tiny_cpu_run_end_to_end(tmp_path, fake_collector, capsys):
     assert "exposed (a) ms" in report and "| 16 | async | host | one_tick |" in report
     assert any(e.get("name") == "sac_updates" for e in json.loads(trace.read_text())["traceEvents"])
     (out.parent / "report.md").unlink()
-    assert main(["e2e", "--plot-only", str(out), "--no-plots"]) == 0
+    assert main(["e2e", "--plot-only", str(out), "--plot-dir", str(out.parent), "--no-plots"]) == 0
     assert (out.parent / "report.md").read_text() == report
 
 

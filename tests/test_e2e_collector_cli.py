@@ -1,4 +1,4 @@
-"""`python -m rlperf.e2e.collector.measure`: bad input exits 2 before measuring; a tiny run writes its JSON."""
+"""`rlperf collector`: bad input exits 2 before measuring; a tiny run writes its JSON."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from rlperf.e2e.collector.measure import SCHEMA, main
+from rlperf.cli import main as cli
+from rlperf.e2e.collector.measure import SCHEMA
+
+
+def main(argv):
+    return cli(["collector", *argv])
 
 
 @pytest.mark.parametrize("argv, message", [

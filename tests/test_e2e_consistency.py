@@ -49,3 +49,23 @@ def test_relative_difference_is_scaled_by_the_trajectory():
     assert relative_difference([1.0, -1.0], [1.0, -1.0]) == 0.0
     assert relative_difference([2.0, -2.0], [2.0, -1.0]) == pytest.approx(0.5)
     assert relative_difference([], []) == 0.0
+
+
+def test_the_command_rejects_bad_input_before_training(capsys):
+    from rlperf.cli import main
+
+    for bad, message in ((["--updates", "0"], "--updates: 0 must be >= 1"), (["--bound", "0"], "--bound"),
+                         (["--task", "nope"], "g1_motion_tracking")):
+        assert main(["e2e-consistency", *bad]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_the_command_prints_the_judgement_and_exits_by_it(setup, capsys):
+    import json
+
+    from rlperf.cli import main
+
+    code = main(["e2e-consistency", "--updates", "3", *OVERRIDES])
+    report = json.loads(capsys.readouterr().out)
+    assert code == (0 if report["ok"] else 1) and report["updates"] == 3 and "trajectories" not in report
+    assert report["bound"] == ACCEPT_REL and set(report["relative_difference"]) == set(QUANTITIES)

@@ -12,7 +12,7 @@ from rlperf.e2e.loop.batches import ReplayPort, SwitchableWriter, replay_memory_
 from rlperf.e2e.loop.matrix import measure_point
 from rlperf.e2e.loop.prefetch import ReplayBatches
 from rlperf.e2e.loop.schedules import run_block
-from rlperf.e2e.report import iteration_parts, point_summary
+from rlperf.report.e2e_report import iteration_parts, point_summary
 from rlperf.errors import UsageError
 from rlperf.replay.peers import PEER_SPECS
 from rlperf.replay.placements import SPECS

@@ -43,17 +43,6 @@ def test_another_step_draws_other_noise(inp):
     assert not np.array_equal(a, DRAWN.fused_runner(other, 1)().actor_obs)
 
 
-def test_probe_overhead_shorthand_reports_both_ratios_and_rejects_bad_input():
-    from rlperf.envs.probe import noise_overhead
-
-    r = noise_overhead.measure(64, 1, rounds=2, warmup=0)
-    assert r["task"] == "probe" and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
-    for bad in (["--threads", "0"], ["--num-envs", "x"], ["--rounds", "-1"], ["--task", "probe"]):
-        with pytest.raises(SystemExit) as exc:
-            noise_overhead.main(bad)
-        assert exc.value.code == 2
-
-
 @pytest.mark.parametrize("task", ["probe", "g1_motion_tracking"])
 def test_task_aware_overhead_measure_reports_both_ratios(task):
     from rlperf.envs import noise_overhead
@@ -62,15 +51,31 @@ def test_task_aware_overhead_measure_reports_both_ratios(task):
     assert r["task"] == task and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
 
 
-def test_task_aware_overhead_cli_rejects_bad_input_naming_the_tasks(capsys):
+def test_noise_overhead_command_rejects_bad_input_naming_the_tasks(capsys):
+    from rlperf.cli import main
     from rlperf.envs import noise_overhead
 
-    for bad in ([], ["--task", "walk"], ["--task", "probe", "--threads", "0"]):
+    for bad in ([], ["--task", "walk"], ["--num-envs", "x"]):
         with pytest.raises(SystemExit) as exc:
-            noise_overhead.main(bad)
+            main(["noise-overhead", *bad])
         assert exc.value.code == 2
         err = capsys.readouterr().err
-        if "--task" not in bad or "walk" in bad:
+        if "--num-envs" not in bad:
             assert "probe" in err and "g1_motion_tracking" in err, err
+    for bad, message in ((["--threads", "0"], "--threads: 0 must be >= 1"), (["--rounds", "-1"], "--rounds: -1"),
+                         (["--threads", "100000"], "exceeds this machine's")):
+        assert main(["noise-overhead", "--task", "probe", *bad]) == 2
+        assert message in capsys.readouterr().err
     with pytest.raises(ValueError, match="g1_motion_tracking"):
         noise_overhead.measure(8, 1, task="walk")
+
+
+def test_noise_overhead_command_prints_one_json_object_with_both_ratios(capsys):
+    import json
+
+    from rlperf.cli import main
+    from rlperf.envs import noise_overhead
+
+    assert main(["noise-overhead", "--task", "probe", "--num-envs", "64", "--rounds", "1"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["task"] == "probe" and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0

@@ -266,3 +266,131 @@ def test_bisect_on_stored_results_names_the_first_regressed_commit(tmp_path, cap
             "--results-dir", str(results)]
     assert main(argv) == GateExit.REGRESSION
     assert f"first commit that regressed: {c2}" in capsys.readouterr().out
+
+
+# --- Profiles, --quick and what the verdict says about them ---------------------------------------------
+
+PROFILES = ("[gate]\nfactor = 1.10\n[profile.xeon]\nbench = '^b\\.Env'\npasses = 5\npaired_seconds = 9\n"
+            "[profile.gpu]\nbench = '^b\\.Replay'\npasses = 5\n")
+
+
+def _cuda(monkeypatch, visible: bool):
+    from rlperf.measure import machine
+
+    monkeypatch.setattr(machine, "machine_identity", lambda: {"gpu_count": int(visible)})
+
+
+@pytest.mark.parametrize("cuda, profile, compared", [(False, "xeon", ["b.Env.time_x"]),
+                                                     (True, "gpu", ["b.Replay.time_y"])])
+def test_a_comparison_uses_the_default_profile_of_this_host_and_says_so(setup, monkeypatch, cuda, profile, compared):
+    setup["config"].write_text(PROFILES)
+    _cuda(monkeypatch, cuda)
+    x, y = bench(1.0, samples=spread(1.0)), bench(2.0, samples=spread(2.0))
+    store(setup, {"b.Env.time_x": x, "b.Replay.time_y": y}, {"b.Env.time_x": x, "b.Replay.time_y": y})
+    assert setup["gate"]() == GateExit.OK
+    v = setup["verdict"]()
+    assert [f["name"] for f in v["findings"]] == compared  # the profile's bench selection
+    assert v["profile"] == profile and v["quick"] is False
+    assert v["mode"].startswith(f"profile {profile} of {setup['config']} (default here: ")
+    md = (setup["out"] / "v.md").read_text()
+    assert f"--profile {profile}" in md  # the reproduce line names it, whichever way it was chosen
+
+
+def test_an_explicit_profile_and_flags_override_and_the_mode_names_them(setup, monkeypatch):
+    setup["config"].write_text(PROFILES)
+    monkeypatch.setattr("rlperf.measure.machine.machine_identity", lambda: pytest.fail("a named profile asks no host"))
+    x = bench(1.0, samples=spread(1.0))
+    store(setup, {"b.Env.time_x": x, "b.Replay.time_y": x}, {"b.Env.time_x": x, "b.Replay.time_y": x})
+    assert setup["gate"]("--profile", "gpu", "--bench", "^b\\.", "--factor", "1.2") == GateExit.OK
+    v = setup["verdict"]()
+    assert v["profile"] == "gpu" and len(v["findings"]) == 2  # --bench wins over the profile's
+    assert "profile gpu of" in v["mode"] and "(--profile)" in v["mode"]
+    assert "overridden on the command line: --factor 1.2, --bench '^b\\.'" in v["mode"]
+
+
+def test_an_unknown_profile_is_a_usage_error_naming_the_valid_ones(setup, capsys):
+    setup["config"].write_text(PROFILES)
+    same_pair(setup)
+    assert setup["gate"]("--profile", "h200") == GateExit.USAGE
+    assert "valid: gpu, xeon" in capsys.readouterr().err
+    assert no_outputs(setup)
+
+
+def test_quick_needs_run(setup, capsys):
+    same_pair(setup)
+    assert setup["gate"]("--quick") == GateExit.USAGE
+    assert "--quick applies to --run" in capsys.readouterr().err
+
+
+def test_a_quick_run_measures_one_pass_unpaired_and_says_loudly_it_is_not_ci(setup, monkeypatch):
+    from rlperf.gate.report import Verdict
+
+    setup["config"].write_text(PROFILES)
+    _cuda(monkeypatch, False)
+    seen = {}
+
+    def fake_gate(where, base, head, config, **kw):
+        seen.update(config=config, where=where, run=kw["run"])
+        return Verdict(base=base, head=head, machine=where.machine, factor=config.factor,
+                       mode=f"interleaved: {config.passes} pass(es)")
+
+    monkeypatch.setattr(flow, "gate", fake_gate)
+    argv = ["gate", "--repo", str(setup["results"].parent / "repo"), "--base", setup["base"], "--head", setup["head"],
+            "--run", "--quick", "--machine", MACHINE, "--results-dir", str(setup["results"]),
+            "--config", str(setup["config"]), "--out-json", str(setup["out"] / "v.json"),
+            "--out-md", str(setup["out"] / "v.md")]
+    main(argv)
+    config = seen["config"]
+    assert (config.passes, config.paired_seconds, config.profile, seen["where"].bench) == (1, 0.0, "xeon", "^b\\.Env")
+    v, md = setup["verdict"](), (setup["out"] / "v.md").read_text()
+    assert v["quick"] is True
+    assert v["mode"].startswith("QUICK LOOK (--quick: 1 pass, no paired sampling), NOT what CI runs")
+    headline, _, note = md.splitlines()[:3]
+    assert "QUICK LOOK, not CI's settings" in headline and "This is NOT what CI runs" in note
+    assert "--run --profile xeon --quick" in md
+    main(argv[:-4] + ["--passes", "3"])  # an explicit flag still wins, and is named
+    assert seen["config"].passes == 3 and seen["config"].overrides == ("--passes 3",)
+
+
+def test_a_run_without_quick_carries_no_quick_label():
+    from rlperf.gate.report import Verdict, to_markdown
+
+    md = to_markdown(Verdict(base="a" * 40, head="b" * 40, machine=MACHINE, factor=1.1, mode="interleaved"))
+    assert "quick" not in md.lower()
+
+
+def test_backfill_applies_only_a_named_profile(setup, monkeypatch):
+    """The nightly backfills every suite: a host's default profile must not narrow its history."""
+    from rlperf.cli import build_parser
+    from rlperf.commands.gate import _validate
+
+    setup["config"].write_text(PROFILES)
+    monkeypatch.setattr("rlperf.measure.machine.machine_identity", lambda: pytest.fail("--backfill asks no default"))
+
+    def config(*extra):
+        argv = ["gate", "--backfill", "a..b", "--config", str(setup["config"]), *extra]
+        return _validate(build_parser(argv).parse_args(argv))
+
+    assert config().bench is None and config().profile is None
+    assert config("--profile", "gpu").bench == "^b\\.Replay"
+
+
+def test_make_gate_runs_interleaved_under_the_default_profile():
+    """`make gate` is the CI leg of this machine: --run (not the stored-results mode), no repeated settings."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    root = Path(__file__).resolve().parents[1]
+
+    def dry(*extra):
+        out = subprocess.run(["make", "-n", "-s", "-C", str(root), "gate", "MACHINE=m", *extra],
+                             capture_output=True, text=True, check=True).stdout.replace("\\\n", " ")
+        return next(line for line in out.splitlines() if "rlperf gate" in line).split()
+
+    plain = dry("PROFILE=", "QUICK=")
+    assert "--run" in plain and not {"--passes", "--paired", "--profile", "--quick", "--bench"} & set(plain)
+    picked = dry("PROFILE=gpu", "QUICK=1")
+    assert '"gpu"' in picked and picked[picked.index('"gpu"') - 1] == "--profile" and "--quick" in picked

@@ -109,6 +109,8 @@ def tiny(tmp_path_factory):
     (repo / "benchmarks" / "__init__.py").write_text("")
     (repo / "pyproject.toml").write_text(PYPROJECT)
     (repo / "asv.conf.json").write_text(json.dumps(ASV_CONF, indent=2))
+    # the tests' outputs: untracked, they would make main's tip (c3) a dirty head (exit 2)
+    (repo / ".gitignore").write_text("verdict-*\ninterleaved/\nkept-passes/\nempty/\nmerged/\n")
     shas = {"c1": _commit(repo, "c1")}
     shas["c2"] = _commit(repo, "c2: docs", readme="tiny, documented\n")
     shas["c3"] = _commit(repo, "c3: 2x slower", delay=0.020, readme="tiny, documented\n")
@@ -203,6 +205,31 @@ def test_interleaved_run_catches_the_slowdown_on_the_median_of_passes(tiny):
                                           "--results-dir", str(results), "--bench", "Tiny.time_work")
     assert kept_code == GateExit.REGRESSION and "stored interleaved passes" in kept["mode"]
     assert kept_by_name["bench_tiny.Tiny.time_work"]["detail"] == work["detail"]
+
+
+def test_a_subset_run_merges_into_the_commits_stored_results(tiny):
+    """Real asv: a `--run --bench` subset stores what it measured and keeps the rest of the commit's file
+    (the unselected parameter of a parameterised benchmark, which asv writes as NaN, and the benchmarks
+    it did not run)."""
+    from rlperf.gate.results import load_points
+
+    repo, c = tiny
+    results = repo / "merged"
+    assert _gate(repo, c["c1"], c["c2"], "--results-dir", str(results))[0] == GateExit.OK  # both stored whole
+    def stored():
+        return {name: p for (_, name), p in load_points(str(results), "tiny", c["c1"]).items()}
+
+    before = stored()
+    subset = r"Tiny.time_work|time_param\(1\)"
+    code, verdict, by_name = _gate(repo, c["c1"], c["c2"], "--run", "--passes", "1", "--bench", subset,
+                                   "--results-dir", str(results))
+    assert code == GateExit.OK, verdict
+    after = stored()
+    assert set(after) == set(before) and len(after) == 4
+    for name in ("bench_tiny.Tiny.time_work", "bench_tiny.Param.time_param(1)"):  # measured again
+        assert after[name].samples != before[name].samples
+    for name in ("bench_tiny.Tiny.track_speedup", "bench_tiny.Param.time_param(2)"):  # kept as stored
+        assert after[name] == before[name]
 
 
 def test_a_head_whose_suite_does_not_import_is_a_benchmark_failure(tiny):

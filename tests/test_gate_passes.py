@@ -38,10 +38,11 @@ def fake_asv(monkeypatch, s, values: dict[str, list[float]], *, extra_head=None,
     """Each pass stores values[side][pass] for NAME; fail=(side, pass, exception) raises instead."""
     @contextlib.contextmanager
     def prepared(repo, sha, echo=None):
-        yield sha
+        yield run_commit.PreparedCommit(sha=sha, worktree=str(repo), env={})
 
-    def run_prepared(sha, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None):
-        index = int(os.path.basename(results_dir).rsplit("-", 1)[1])
+    def run_prepared(commit, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None):
+        folder, sha = os.path.basename(results_dir), commit.sha
+        index = int(folder.rsplit("-", 1)[1]) if folder.startswith("pass-") else 0  # else: one run (auto mode)
         side = "base" if sha == s["base"] else "head"
         if fail and fail[:2] == (side, index):
             raise fail[2](sha)
@@ -195,6 +196,63 @@ def test_a_measurement_that_breaks_midway_keeps_nothing(s, monkeypatch):
     record(s)
     assert judge(s) == GateExit.INFRASTRUCTURE  # the verdict job then has no passes: exit 5, not a verdict
     assert "no kept interleaved passes" in verdict(s)["errors"][0]
+
+
+# --- the last pass enters the results folder: merged, under its lock (rlperf.asvtools.store) ----------
+
+def test_a_subset_run_keeps_the_points_it_did_not_measure(s, monkeypatch):
+    """The lost-data bug: a `--run --bench` stored only what it measured, over the commit's whole file."""
+    results = s["tmp"] / "results"
+    write_results(results, s["base"], {NAME: _bench(1.0), "b.S.time_probe": _bench(7.0)})
+    write_benchmarks_json(results, {NAME: {"version": "v1"}, "b.S.time_probe": {"version": "v1", "unit": "seconds"}})
+    fake_asv(monkeypatch, s, {"base": [2.0] * 3, "head": [2.0] * 3})
+    assert gate(s, "--run", "--bench", "time_x") == GateExit.OK
+    from rlperf.gate.results import load_benchmark_meta, load_points
+
+    stored = {name: p.value for (_, name), p in load_points(str(results), MACHINE, s["base"]).items()}
+    assert stored == {NAME: 2.0, "b.S.time_probe": 7.0}
+    assert load_benchmark_meta(str(results))["b.S.time_probe"]["unit"] == "seconds"
+
+
+def test_results_of_another_host_are_kept_and_the_verdict_says_the_run_was_not_stored(s, monkeypatch):
+    results = s["tmp"] / "results"
+    path = write_results(results, s["base"], {NAME: _bench(1.0), "b.S.time_probe": _bench(7.0)},
+                         host={"os": "Linux 6.8.0-49-generic"})
+    before = path.read_bytes()
+    fake_asv(monkeypatch, s, {"base": [1.0] * 3, "head": [1.0] * 3})
+    assert gate(s, "--run") == GateExit.OK  # a verdict on the code all the same
+    assert path.read_bytes() == before
+    assert any(n.startswith("results folder: not stored") and "params.os" in n for n in verdict(s)["notes"])
+
+
+HOLD = "import sys\nfrom rlperf.asvtools import store\nwith store.locked(sys.argv[1]):\n    print(1, flush=True)\n    sys.stdin.read()\n"
+
+
+@pytest.mark.parametrize("mode", ["--run", "auto"])
+def test_a_results_folder_locked_by_another_writer_is_waited_for_then_exit_5(s, monkeypatch, mode):
+    import subprocess
+    import sys
+
+    fake_asv(monkeypatch, s, {"base": [1.0] * 3, "head": [1.0] * 3})
+    results = s["tmp"] / "results"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(results)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        holder.stdout.readline()
+        assert gate(s, *([mode] if mode != "auto" else []), "--store-wait", "0.2") == GateExit.INFRASTRUCTURE
+        assert f"locked by another writer for 0.2 s (pid {holder.pid} " in verdict(s)["errors"][0]
+        assert not list(results.rglob("*.json"))  # nothing stored
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    assert gate(s, *([mode] if mode != "auto" else []), "--store-wait", "5") == GateExit.OK
+    assert sorted(p.name[:8] for p in (results / MACHINE).glob("*-*.json")) == sorted([s["base"][:8], s["head"][:8]])
+    assert len(list((results / MACHINE / "fingerprints").iterdir())) == 2
+
+
+@pytest.mark.parametrize("wait", ["-1", "nan", "inf"])
+def test_store_wait_must_be_seconds(s, no_measuring, wait):
+    assert gate(s, "--run", "--store-wait", wait) == GateExit.USAGE
+    assert no_outputs(s)
 
 
 # --- bad folders: exit 2 before anything is measured, exit 5 when the passes cannot be judged --------

@@ -74,3 +74,13 @@ def test_a_stale_entry_is_rewritten_and_a_current_one_left_alone(home, monkeypat
     assert json.loads((home / ".asv-machine.json").read_text())["runner"] == machine_entry(name="runner")
     monkeypatch.setattr(run_commit, "write_machine_file", lambda **kw: pytest.fail("rewrote a current entry"))
     run_commit.ensure_machine("runner")
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"version": 1, "box": 3}'])
+def test_a_corrupt_machine_file_is_exit_2_naming_it_and_left_untouched(home, capsys, content):
+    path = home / ".asv-machine.json"
+    path.write_text(content)
+    assert main(["machine", "--write", "--name", "box"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"mv {path} {path}.bak" in err
+    assert path.read_text() == content

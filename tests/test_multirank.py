@@ -209,7 +209,14 @@ def test_the_time_model_reproduces_the_measured_single_gpu_host_path_and_flat_gp
 
 def test_the_plan_document_carries_the_generated_tables_verbatim():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "tier2-plan.md").read_text()
-    assert traffic.markdown() in doc, "regenerate: python -m rlperf.replay.multirank.traffic --markdown"
+    assert traffic.markdown() in doc, "regenerate: rlperf traffic"
+
+
+def test_rlperf_traffic_prints_the_generated_tables(capsys):
+    from rlperf.cli import main
+
+    assert main(["traffic"]) == 0
+    assert capsys.readouterr().out == traffic.markdown()
 
 
 # ---- helpers ----------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ def test_plot_only_rerenders_the_chart_and_json_prints_a_summary(run, capsys):
     out, _ = run
     chart = out.parent / "noise_g1_motion_tracking.png"
     chart.unlink()
-    assert main(["noise", "--plot-only", str(out), "--json"]) == 0
+    assert main(["noise", "--plot-only", str(out), "--plot-dir", str(out.parent), "--json"]) == 0
     assert chart.is_file()
     summary = json.loads(capsys.readouterr().out)
     assert summary["schema"] == "rlperf.noise.summary" and summary["ok"]
@@ -53,6 +53,8 @@ def test_plot_only_rerenders_the_chart_and_json_prints_a_summary(run, capsys):
     (["--task", "g1_run"], "g1_walk_flat"),
     (["--num-envs", "0"], "--num-envs"),
     (["--iters", "0"], "--iters"),
+    (["--num-envs", str(10**12)], "--num-envs: host memory: 1,000,000,000,000 envs x 64 noise columns"),
+    (["--variants", ","], "--variants: empty list; valid: numpy"),
 ])
 def test_bad_input_exits_2_naming_the_valid_choices_and_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "r.json"
@@ -67,3 +69,14 @@ def test_an_output_path_that_is_a_directory_and_a_foreign_json_exit_2(tmp_path, 
     foreign.write_text('{"schema": "rlperf.env", "schema_version": 1}')
     assert main(["noise", "--plot-only", str(foreign)]) == 2
     assert "rlperf.noise" in capsys.readouterr().err
+
+
+def test_plot_only_on_malformed_rows_exits_2_and_never_writes_next_to_its_input(run, tmp_path, capsys, monkeypatch):
+    doc = json.loads(run[0].read_text())
+    del doc["results"][0]["median_ms"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    assert main(["noise", "--plot-only", str(bad)]) == 2
+    assert f"{bad}: malformed rows" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["bad.json"]

@@ -176,15 +176,18 @@ def test_cli_ranks_from_a_machines_results(results_dir, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--layout", "fp8"], "unknown layout 'fp8'; valid: native, fp32, fp32-padded"),
-    (["--gpus", "0"], "--gpus: '0' is not a positive integer"),
-    (["--gpus", "1,2"], "--gpus takes one positive integer"),
+    (["--gpus", "0"], "--gpus takes one positive integer, e.g. --gpus 1; got '0'"),
+    (["--gpus", "1,2"], "--gpus takes one positive integer, e.g. --gpus 1; got '1,2'"),
     (["--capacity-exponent", "41"], "beyond any machine"),
-    (["--capacity-rows", "-5"], "--capacity-rows: '-5' is not a positive integer"),
+    (["--capacity-rows", "-5"], "--capacity-rows takes one positive integer, e.g. --capacity-rows 1; got '-5'"),
+    (["--host-free-gib", "nan"], "--host-free-gib: nan must be a finite positive number of GiB"),
+    (["--device-free-gib", "inf"], "--device-free-gib: inf must be a finite positive number of GiB"),
     (["--task", "g1_flip"], "unknown task 'g1_flip'; valid: g1_motion_tracking, g1_walk_flat"),
     (["--machine", "nowhere"], "no replay results for machine 'nowhere'"),
 ])
 def test_cli_bad_input_exits_2_naming_the_valid_choices(results_dir, capsys, argv, message):
-    assert main(["plan", "--results-dir", str(results_dir), *argv]) == 2
+    source = [] if "--machine" in argv else ["--machine", "box"]
+    assert main(["plan", "--results-dir", str(results_dir), *source, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err
     if "nowhere" in argv:
@@ -208,7 +211,7 @@ def test_stated_free_memory_replaces_the_runs_figure(results_dir, capsys):
     assert out["ceilings"]["host_free_bytes"] == 50 * GIB and "--host-free-gib 50 given" in out["ceilings"]["notes"]
     assert not {r["name"]: r for r in out["rows"]}["host"]["feasible"]
     assert main([*argv, "--device-free-gib", "0"]) == 2
-    assert "--device-free-gib: 0 must be a positive number of GiB" in capsys.readouterr().err
+    assert "--device-free-gib: 0 must be a finite positive number of GiB" in capsys.readouterr().err
 
 
 def test_an_infeasible_point_the_run_did_measure_says_so(results_dir, capsys):
@@ -232,3 +235,25 @@ def test_measure_flag_takes_this_machines_ceilings_and_free_memory(monkeypatch, 
     rows = {r["name"]: r for r in out["rows"]}
     assert rows["host"]["feasible"] and rows["host"]["measured_note"].startswith("no run loaded")
     assert not rows["gpu"]["feasible"] and "has none" in rows["gpu"]["reason"]
+
+
+def test_cli_table_is_aligned(results_dir, capsys):
+    assert main(["plan", "--machine", "box", "--results-dir", str(results_dir)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    assert len(rows) >= 3 and len({len(line) for line in rows}) == 1  # one width: the columns line up
+    assert [c.strip() for c in rows[0].strip("|").split("|")][:2] == ["rank", "placement"]
+
+
+def test_cli_when_nothing_fits_it_says_so_and_exits_1_without_an_empty_table(results_dir, capsys):
+    assert main(["plan", "--machine", "box", "--results-dir", str(results_dir), "--gpus", "64"]) == 1
+    out = capsys.readouterr().out
+    assert "no placement fits" in out and "infeasible:" in out
+    assert "| rank" not in out
+
+
+def test_cli_warns_when_the_results_are_marked_superseded(results_dir, capsys):
+    (results_dir / "box" / "SUPERSEDED.md").write_text("# Superseded\n\nceilings replaced by a later run.\n")
+    assert main(["plan", "--machine", "box", "--results-dir", str(results_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "is marked superseded" in captured.err
+    assert "WARNING: these results are marked superseded (ceilings replaced by a later run.)" in captured.out

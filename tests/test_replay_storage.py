@@ -4,11 +4,11 @@ next-obs elision identical to the packed rows, and the newest step kept out of s
 import pytest
 import torch
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import LAYOUTS, layout_table, storage_layout
 from rlperf.replay.pairing import PairedStorages
 from rlperf.replay.sampler import TorchSampler
 from rlperf.replay.storage import STORAGE_KINDS, ReplayStorage, Storage
+from rlperf.row_layout import RowLayout
 from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 MT = RowLayout(160, 29, 289)
@@ -71,6 +71,29 @@ def test_next_obs_elision_gives_the_packed_layouts_batch_for_the_same_indices(pa
     assert pair.storages[1].layout.stored_row_bytes < pair.storages[0].layout.stored_row_bytes
 
 
+def test_the_elided_gather_never_waits_on_the_device(monkeypatch):
+    """No nonzero(), item() or tolist() in the gather: each would stall the host on every GPU draw, so the
+    host's speed, not the kernels', set the draw's time (docs/replay-bimodality.md)."""
+    pair = PairedStorages(TINY, CAP, ENVS, layouts=("bf16-slim", "compact"), terminal_rows=CAP)
+    for t in range(9):
+        pair.add(**step(t))
+    first, count = pair.sampleable()
+    idx = (first + torch.arange(count)) % CAP
+    want, _ = pair.batches(idx)
+    compact = pair.storages[1]
+
+    def stall(*_a, **_k):
+        raise AssertionError("host sync in the gather")
+
+    for name in ("nonzero", "item", "tolist"):
+        monkeypatch.setattr(torch.Tensor, name, stall)
+    monkeypatch.setattr(torch, "nonzero", stall)
+    got = compact.decode(compact.gather(idx, compact.new_batch(count)))
+    monkeypatch.undo()
+    for name, x, y in zip(want._fields, want, got):
+        assert torch.equal(x, y), name
+
+
 def test_paired_storages_return_fp32_and_bf16_batches_of_the_same_transitions():
     pair = PairedStorages(TINY, CAP, ENVS, terminal_rows=CAP)  # fp32 packed and bf16 compact
     for t in range(5):
@@ -121,13 +144,17 @@ def test_elision_refuses_partial_steps_and_capacities_that_are_not_whole_steps()
         st.add(**step(0, envs=2))
 
 
-def test_the_historical_constructor_and_sample_call_still_work():
+def test_the_historical_constructor_still_works():
     st = ReplayStorage(TINY, 20)
     for t in range(3):
         st.add(**{k: v for k, v in step(t).items() if k not in ("terminal_mask", "final_obs", "final_critic")})
     assert (st.ptr, st.size) == (12, 12) and st.table.shape == (20, TINY.width)
-    a = st.sample(50, torch.Generator().manual_seed(7)).rewards
-    assert torch.equal(a, st.sample(50, torch.Generator().manual_seed(7)).rewards)
+
+    def rewards(seed):
+        idx = TorchSampler(seed).sample(st, torch.empty(50, dtype=torch.int64))
+        return st.decode(st.gather(idx, st.new_batch(50))).rewards
+
+    assert torch.equal(rewards(7), rewards(7)) and not torch.equal(rewards(7), rewards(8))
 
 
 def test_contract_violations_are_refused():

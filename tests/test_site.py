@@ -17,6 +17,7 @@ from asv.results import Results
 from asv.runner import BenchmarkResult
 
 from rlperf.asvtools.machine_file import machine_entry
+from site_fixtures import publish_committed
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINE = "fixture-box"
@@ -119,18 +120,8 @@ HISTORY_MACHINE = "cpu-2vcpu-amd-epyc"  # the backfilled CPU box (results/asv/<m
 
 @pytest.fixture(scope="module")
 def committed_site(tmp_path_factory):
-    """`asv publish` of the committed results/asv, with the branch set to HEAD (a fresh clone may lack a
-    local `main`; every stored commit is an ancestor of HEAD)."""
-    out = tmp_path_factory.mktemp("committed")
-    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
-    conf.update(repo=str(ROOT), branches=["HEAD"], results_dir=str(ROOT / conf["results_dir"]),
-                html_dir=str(out / "html"), benchmark_dir=str(ROOT / conf["benchmark_dir"]))
-    path = out / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(path)], capture_output=True,
-                          text=True, cwd=out)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out / "html", proc.stdout + proc.stderr
+    """`asv publish` of the committed results/asv (tests/site_fixtures.py)."""
+    return publish_committed(tmp_path_factory.mktemp("committed"))
 
 
 def test_publishing_the_committed_results_skips_nothing(committed_site):
@@ -156,3 +147,48 @@ def test_every_committed_result_names_its_cpu_or_says_it_is_unrecorded():
     missing = [str(p.relative_to(ROOT)) for p in (ROOT / "results" / "asv").glob("*/*.json")
                if "cpu_flags" not in (json.loads(p.read_text()).get("params") or json.loads(p.read_text()))]
     assert not missing, missing
+
+
+def _real(values) -> bool:
+    """Any measured number (asv stores None for a failure and NaN for an n/a point)."""
+    return any(v is not None and v == v for v in (values if isinstance(values, list) else [values]))
+
+
+def test_no_committed_result_is_dropped_as_stale_unless_judged_to_measure_something_else():
+    """asv publish keeps a stored value only under its benchmark's current version, and drops the rest
+    without a word (Results.get_result_keys, the filter publish calls). Stale results are allowed only
+    where results/asv/version-judgments.toml judged the stored code to measure something else."""
+    from rlperf.asvtools.version_migration import load_judgments
+
+    benchmarks = json.loads((ROOT / "results" / "asv" / "benchmarks.json").read_text())
+    changed = {(name, h) for j in load_judgments(str(ROOT / "results" / "asv" / "version-judgments.toml"))
+               if not j.same for name in j.benchmarks for h in j.stored}
+    stale, read = [], 0
+    for path in sorted((ROOT / "results" / "asv").glob("*/*-*.json")):
+        result, read = Results.load(str(path)), read + 1
+        dropped = {k for k in result.get_all_result_keys() if k in benchmarks} - result.get_result_keys(benchmarks)
+        for key in sorted(dropped):
+            if (key, result.benchmark_version[key]) not in changed:
+                stale.append(f"{path.parent.name}/{path.name[:8]} {key} (stored {result.benchmark_version[key][:12]}, "
+                             f"today {benchmarks[key]['version']})")
+    assert read >= 100  # the committed history: a glob that finds nothing must not pass
+    assert not stale, "stale (run scripts/migrate_asv_versions.py):\n" + "\n".join(stale)
+
+
+def test_every_benchmark_with_a_stored_value_draws_a_graph_of_its_machine(committed_site):
+    """A kept result whose values all sit at parameter values today's suite no longer lists draws nothing."""
+    html, _ = committed_site
+    benchmarks = json.loads((ROOT / "results" / "asv" / "benchmarks.json").read_text())
+    expected = set()
+    for path in (ROOT / "results" / "asv").glob("*/*-*.json"):
+        result = Results.load(str(path))
+        for key in result.get_result_keys(benchmarks):
+            if _real(result.get_result_value(key, result.get_result_params(key))):  # as stored, any params
+                expected.add((path.parent.name, key))
+    drawn = set()
+    for graph in (html / "graphs").rglob("*.json"):
+        machine = next((part[len("machine-"):] for part in graph.parts if part.startswith("machine-")), None)
+        if machine and graph.name != "summary.json" and any(_real(point[1]) for point in json.loads(graph.read_text())):
+            drawn.add((machine, graph.name[:-len(".json")]))
+    assert len(expected) >= 8  # the committed history as migrated: a fixture that lost it must fail
+    assert expected <= drawn, sorted(expected - drawn)

@@ -11,12 +11,12 @@ import importlib.util
 
 import pytest
 
-from rlperf.replay.layout import RowLayout
-from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
 from rlperf.errors import UsageError
 from rlperf.replay import cases
+from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
 from rlperf.replay.peers import PEER_SPECS
 from rlperf.replay.placements import PLACEMENTS, lookup, valid_combinations
+from rlperf.row_layout import RowLayout
 
 HAVE_TORCHRL = all(importlib.util.find_spec(m) is not None for m in ("torchrl", "tensordict"))
 needs_torchrl = pytest.mark.skipif(not HAVE_TORCHRL, reason="torchrl/tensordict not installed "

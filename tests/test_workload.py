@@ -73,3 +73,18 @@ def test_workload_cli_prints_the_required_json_keys(capsys):
 def test_workload_cli_exits_2_on_an_unknown_task(capsys):
     assert main(["workload", "--task", "nope"]) == 2
     assert "valid: g1_motion_tracking, g1_walk_flat" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override, message", [
+    ("=5", "Hydra override '=5' names no key; write KEY=VALUE, e.g. algo.num_envs=4096"),
+    ("algo=5", "bad Hydra override"),
+    ("algo.x=[1,", "bad Hydra override syntax"),
+    ("~algo.num_envs", "left the config without a key the workload needs ('algo.num_envs')"),
+    ("algo.num_envs=1.5", "algo.num_envs must be an integer, got 1.5 (float)"),
+    ("algo.num_envs=true", "algo.num_envs must be an integer, got True (bool)"),
+    ("algo.batch_size=2e4", "algo.batch_size must be an integer"),
+])
+def test_bad_overrides_exit_2_with_the_reason_and_an_example(capsys, override, message):
+    assert main(["workload", override]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

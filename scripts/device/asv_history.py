@@ -3,9 +3,10 @@
     python3 scripts/device/asv_history.py --repo /tmp/asvrepo --machine NAME --bench REGEX SHA [SHA ...]
 
 Each commit runs through the gate's own per-commit path (worktree + overlay install + `asv run
---python=same`, with the session's host fingerprint), so the H200 history is made the way the nightly
-makes it. Where the image cannot build the package (no setuptools), the worktree's `src/` is put on
-ASV_PYTHONPATH instead and the fallback is printed.
+--python=same` in a scratch folder, merged into the results folder with the session's host fingerprint
+by rlperf.asvtools.store), so the H200 history is made the way the nightly makes it. Where the image
+cannot build the package (no setuptools), the worktree's `src/` is put on ASV_PYTHONPATH instead and
+the fallback is printed.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import sys
 import time
 
 from rlperf.asvtools import git
-from rlperf.asvtools.fingerprint import fingerprint
-from rlperf.asvtools.run_commit import PreparedCommit, run_commit, run_prepared, store_fingerprint
+from rlperf.asvtools.run_commit import PreparedCommit, run_commit, run_into_store
 from rlperf.gate.exitcodes import InfrastructureError
 
 
@@ -26,8 +26,7 @@ def run_from_source(repo: str, sha: str, **kw) -> int:
     with git.worktree(repo, sha) as wt:
         env = dict(os.environ)
         env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(wt, "src"), env.get("ASV_PYTHONPATH")) if p)
-        store_fingerprint(kw["results_dir"], kw["machine"], fingerprint(), sha)
-        return run_prepared(PreparedCommit(sha=sha, worktree=wt, env=env), **kw)
+        return run_into_store(PreparedCommit(sha=sha, worktree=wt, env=env), **kw)
 
 
 def main() -> int:

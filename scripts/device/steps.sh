@@ -32,7 +32,7 @@ run_step() {  # run_step NAME
       python3 -m rlperf noise --task g1_motion_tracking --num-envs 32768 --threads 1,16 \
         --out-json "$WORK/noise/g1_motion_tracking/results.json" | tail -n 30
       for task in probe g1_motion_tracking; do
-        python3 -m rlperf.envs.noise_overhead --task "$task" --num-envs 32768 --threads 16 --rounds 15
+        python3 -m rlperf noise-overhead --task "$task" --num-envs 32768 --threads 16 --rounds 15
       done ;;
     e2e_mt_recorded) e2e "$1" g1_motion_tracking recorded ;;
     e2e_mt_mujoco) e2e "$1" g1_motion_tracking mujoco ;;
@@ -42,7 +42,7 @@ run_step() {  # run_step NAME
     e2e_mt_scale) e2e "$1" g1_motion_tracking recorded --num-envs 4096,8192 --ab-steps 4 ;;
     collector)
       for task in g1_motion_tracking g1_walk_flat; do
-        python3 -m rlperf.e2e.collector.measure --task "$task" --num-envs 2048 --physics-threads 8,16 \
+        python3 -m rlperf collector --task "$task" --num-envs 2048 --physics-threads 8,16 \
           --steps 6 --out-json "$WORK/collector/$task.json" | tail -n 40
       done ;;
     e2e_mt_eager) E2E_PLACEMENTS=gpu-fused e2e "$1" g1_motion_tracking recorded --prefetch one_tick --ab-steps 0 \
@@ -60,7 +60,8 @@ run_step() {  # run_step NAME
       rm -rf /tmp/asvrepo /tmp/gate-results && git clone -q .gitbundle /tmp/asvrepo \
         && git -C /tmp/asvrepo checkout -q -B main origin/main || return 1
       M=$(python3 -m rlperf machine --print-name)
-      python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run \
+      # --paired 0: passes only, as recorded before gate.toml's profiles (whose default pairs points)
+      python3 -m rlperf gate --repo /tmp/asvrepo --base "$GATE_BASE" --head "$GATE_HEAD" --run --paired 0 \
         --passes "${GATE_PASSES:-3}" --bench "$ASV_BENCH" --machine "$M" --results-dir /tmp/gate-results \
         --accept-changed 'bench_env.*' --keep-passes "$WORK/gate_env/passes" \
         --out-json "$WORK/gate_env/verdict.json" --out-md "$WORK/gate_env/verdict.md"
@@ -69,14 +70,14 @@ run_step() {  # run_step NAME
       cp /tmp/gate-results/"$M"/"$head8"-*.json results/asv/"$M"/ \
         && cp /tmp/gate-results/"$M"/fingerprints/"$head8".fingerprint results/asv/"$M"/fingerprints/
       tar czf "$OUT/asv.tgz" results/asv/"$M" -C /tmp gate-results; return $rc ;;
-    gate_power_gpu|gate_power_cpu)  # scripts/gate_power.py's paired block design on this host (docs/gate.md)
+    gate_power_gpu|gate_power_cpu)  # `rlperf gate-power study`'s paired block design on this host (docs/gate.md)
       rm -rf /tmp/gprepo && git clone -q .gitbundle /tmp/gprepo && git -C /tmp/gprepo checkout -q -B main origin/main \
         || return 1
       if [ "$1" = gate_power_gpu ]; then target=(--target gpu-fused --steps "${GP_STEPS:-3}")
         [ -z "${GP_BENCH:-}" ] || target+=(--bench "$GP_BENCH")
       else target=(--target walk --steps "${GP_STEPS:-5}" --bench "${GP_BENCH:-EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, (1|16)\)}")
       fi
-      python3 scripts/gate_power.py --repo /tmp/gprepo --base main "${target[@]}" --sizes 0.10 --blocks 1 \
+      python3 -m rlperf gate-power study --repo /tmp/gprepo --base main "${target[@]}" --sizes 0.10 --blocks 1 \
         --trials-per-block "${GP_TRIALS:-60}" --paired-seconds "${GP_SECONDS:-0.8}" \
         --restarts-per-trial "${GP_RESTARTS:-1}" --factors 1.03,1.05,1.10,1.20 \
         --work-dir "$WORK/$1/work" --out-json "$WORK/$1/power.json" --out-md "$WORK/$1/power.md" ;;

@@ -15,3 +15,11 @@ def choice_error(what: str, value: object, valid, context: str = "") -> UsageErr
 
 class InfrastructureError(Exception):
     """The suite could not get trustworthy inputs (not a verdict about the code under test)."""
+
+
+class SuiteImportError(InfrastructureError):
+    """asv could not import a commit's benchmark suite: a verdict on that commit when it is the head."""
+
+    def __init__(self, message: str, sha: str):
+        super().__init__(message)
+        self.sha = sha

@@ -12,7 +12,7 @@ from functools import cached_property
 from importlib import resources
 
 from rlperf.errors import UsageError, choice_error
-from rlperf.replay.layout import RowLayout
+from rlperf.row_layout import RowLayout
 
 ALGO = "sac"
 
@@ -156,26 +156,65 @@ def compose(task: str, sim: str, overrides: list[str] | tuple[str, ...] = (), *,
         raise choice_error("sim", sim, tasks[task], context=f"for task {task!r}")
     if not isinstance(gpus, int) or gpus <= 0:
         raise UsageError(f"--gpus must be a positive integer, got {gpus!r}")
+    _check_override_syntax(list(overrides))
     cfg = _compose_cfg(task, sim, list(overrides))
     algo, shape = cfg.algo, cfg.task
+    from omegaconf.errors import OmegaConfBaseException
+
     try:
         return _validate(Workload(
             task=task, sim=sim,
-            num_envs=int(algo.num_envs), batch_size=int(algo.batch_size),
+            num_envs=_int(cfg, "algo.num_envs"), batch_size=_int(cfg, "algo.batch_size"),
             use_symmetry=bool(algo.use_symmetry),
-            symmetry_batch_multiplier=int(shape.symmetry_batch_multiplier),
-            updates_per_step=int(algo.updates_per_step), replay_buffer_n=int(algo.replay_buffer_n),
-            learning_starts=int(algo.learning_starts),
-            env_steps_per_sync=int(cfg.training.env_steps_per_sync),
-            policy_frequency=int(algo.policy_frequency),
-            obs_dim=int(shape.obs_dim), action_dim=int(shape.action_dim), critic_dim=int(shape.critic_dim),
-            actor_hidden_dim=int(algo.actor_hidden_dim), critic_hidden_dim=int(algo.critic_hidden_dim),
-            num_atoms=int(algo.num_atoms), gpus=gpus,
+            symmetry_batch_multiplier=_int(cfg, "task.symmetry_batch_multiplier"),
+            updates_per_step=_int(cfg, "algo.updates_per_step"), replay_buffer_n=_int(cfg, "algo.replay_buffer_n"),
+            learning_starts=_int(cfg, "algo.learning_starts"),
+            env_steps_per_sync=_int(cfg, "training.env_steps_per_sync"),
+            policy_frequency=_int(cfg, "algo.policy_frequency"),
+            obs_dim=_int(cfg, "task.obs_dim"), action_dim=_int(cfg, "task.action_dim"),
+            critic_dim=_int(cfg, "task.critic_dim"),
+            actor_hidden_dim=_int(cfg, "algo.actor_hidden_dim"), critic_hidden_dim=_int(cfg, "algo.critic_hidden_dim"),
+            num_atoms=_int(cfg, "algo.num_atoms"), gpus=gpus,
             reward_scales=tuple((k, float(v)) for k, v in cfg.reward.scales.items()),
             noise=tuple((k, float(v)) for k, v in cfg.env.noise_config.items()),
         ))
     except (TypeError, ValueError) as exc:
         raise UsageError(f"invalid value after overrides {list(overrides)}: {exc}") from None
+    except (AttributeError, KeyError, OmegaConfBaseException) as exc:  # e.g. ~algo.num_envs removed a key
+        raise UsageError(f"overrides {list(overrides)} left the config without a key the workload needs "
+                         f"({exc}); set it instead, e.g. algo.num_envs=4096") from None
+
+
+OVERRIDE_EXAMPLE = "e.g. algo.num_envs=4096 or algo.use_symmetry=false"
+
+
+def _int(cfg, key: str) -> int:
+    """An integer setting; a float (1.5) or a bool (true) is refused, never truncated to 1."""
+    from omegaconf import OmegaConf
+
+    value = OmegaConf.select(cfg, key, throw_on_missing=True)
+    if value is None:
+        raise KeyError(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be an integer, got {value!r} ({type(value).__name__}), "
+                         f"{OVERRIDE_EXAMPLE}")
+    return value
+
+
+def _check_override_syntax(overrides: list[str]) -> None:
+    """Parse the overrides with Hydra's own grammar before composing: bad syntax or a missing key is
+    exit 2 with Hydra's message and an example, never a traceback from inside the composition."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        raise UsageError(f"bad Hydra override syntax in {overrides}: {exc}\n({OVERRIDE_EXAMPLE})") from None
+    for override in parsed:
+        if not override.key_or_group:
+            raise UsageError(f"Hydra override {override.input_line!r} names no key; write KEY=VALUE, "
+                             f"{OVERRIDE_EXAMPLE}")
 
 
 def _validate(wl: Workload) -> Workload:
@@ -199,7 +238,7 @@ def _compose_cfg(task: str, sim: str, overrides: list[str]):
     try:
         with initialize_config_module(config_module="rlperf.conf", version_base=None):
             return hydra_compose("config", overrides=[f"algo={ALGO}", f"task={ALGO}/{task}/{sim}", *overrides])
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise UsageError(f"bad Hydra override in {overrides}: {exc}") from None
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: e.g. group=5
+        raise UsageError(f"bad Hydra override in {overrides}: {exc} ({OVERRIDE_EXAMPLE})") from None
     finally:
         GlobalHydra.instance().clear()

@@ -11,7 +11,7 @@ import os
 
 from asv import util as asv_util
 
-from rlperf.gate.exitcodes import InfrastructureError
+from rlperf.errors import InfrastructureError
 
 CONF_NAME = "asv.conf.json"
 RUN_CONF_NAME = ".rlperf-asv.conf.json"

@@ -120,7 +120,7 @@ def store(results_dir: str, machine: str, sha: str, doc: dict) -> str:
 
 def load(results_dir: str, machine: str, sha: str) -> dict | None:
     """The stored fingerprint of `sha`, or None when it has none (results written before fingerprints)."""
-    from rlperf.gate.exitcodes import InfrastructureError
+    from rlperf.errors import InfrastructureError
 
     path = sidecar_path(results_dir, machine, sha)
     if not os.path.isfile(path):

@@ -16,14 +16,13 @@ import os
 from dataclasses import dataclass
 
 from rlperf.asvtools import fingerprint
-from rlperf.gate.exitcodes import InfrastructureError
-from rlperf.gate.outputs import write_text_atomic
-from rlperf.gate.results import UNRECORDED
+from rlperf.asvtools.json_layout import layout_of
+from rlperf.asvtools.stored import UNRECORDED
+from rlperf.errors import InfrastructureError
+from rlperf.report.jsonio import write_text_atomic
 
 KEY = "cpu_flags"
 MACHINE_FILE = "machine.json"
-# the layouts asv's and rlperf's writers use: asv results (one line), compacted merges, machine.json
-_LAYOUTS = ({}, {"separators": (",", ":")}, {"indent": 4}, {"indent": 4, "sort_keys": True})
 
 
 @dataclass(frozen=True)
@@ -31,14 +30,6 @@ class Stamp:
     path: str
     value: str  # what the file's params now say
     source: str  # where the value came from: a fingerprint file, "none stored", or "already set"
-
-
-def _layout(text: str, doc: dict) -> dict:
-    for layout in _LAYOUTS:
-        dumped = json.dumps(doc, **layout)
-        if text in (dumped, dumped + "\n"):
-            return layout
-    raise InfrastructureError("its JSON layout is none this tool can reproduce; refusing to rewrite it")
 
 
 def _with_key(params: dict, value: str) -> dict:
@@ -71,7 +62,7 @@ def _stamp_file(path: str, value_for, params_key: str | None, write: bool) -> St
             raise InfrastructureError(f"{params_key or 'the file'} is not a JSON object")
         if KEY in params:
             return Stamp(path, str(params[KEY]), "already set")
-        layout = _layout(text, doc)
+        layout = layout_of(text, doc)
         value, source = value_for(doc)
         new = _with_key(params, value)
         if params_key:

@@ -51,13 +51,37 @@ def machine_file_path() -> str:
     return MachineCollection.get_machine_file_path()
 
 
+def check_machine_file(path: str) -> None:
+    """A machine file that exists must be asv's JSON object; anything else is a UsageError naming the
+    file and the fix, so a user's file is never overwritten or half-merged."""
+    import json
+    from pathlib import Path
+
+    from rlperf.errors import UsageError
+
+    file = Path(path)
+    if not file.exists():
+        return
+    try:
+        doc = json.loads(file.read_text())
+        problem = None if isinstance(doc, dict) else f"a JSON {type(doc).__name__}, not an object"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"unreadable ({exc})"
+    if problem is None and not all(isinstance(v, dict) for k, v in doc.items() if k != "version"):
+        problem = "an entry that is not an object"
+    if problem:
+        raise UsageError(f"asv machine file {file} is {problem}; it was left untouched. Fix it, or move it "
+                         f"aside (mv {file} {file}.bak) and re-run `rlperf machine --write`")
+
+
 def write_machine_file(name: str | None = None, ident: dict | None = None,
                        path: str | None = None) -> tuple[dict, str]:
     """Add or replace this machine's entry (other machines' entries are kept); returns (entry, path)."""
     entry = machine_entry(ident, name)
     path = path or machine_file_path()
+    check_machine_file(path)
     MachineCollection.save(entry["machine"], entry, _path=path)
     return entry, path
 
 
-__all__ = ["machine_entry", "machine_file_path", "write_machine_file"]
+__all__ = ["check_machine_file", "machine_entry", "machine_file_path", "write_machine_file"]

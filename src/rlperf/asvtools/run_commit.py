@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from asv.machine import MachineCollection
 
-from rlperf.asvtools import git
+from rlperf.asvtools import git, store
 from rlperf.asvtools.conf import write_run_conf
-from rlperf.asvtools.fingerprint import fingerprint, store
+from rlperf.asvtools.fingerprint import fingerprint
 from rlperf.asvtools.machine_file import machine_entry, machine_file_path, write_machine_file
-from rlperf.gate.exitcodes import InfrastructureError, SuiteImportError
-from rlperf.gate.results import has_results
+from rlperf.asvtools.stored import has_results
+from rlperf.errors import InfrastructureError, SuiteImportError
 
 # what asv prints (asv/benchmarks.py) when discovery fails: the commit's suite does not import
 IMPORT_FAILURE = "Failed to build the project and import the benchmark suite"
@@ -103,10 +103,30 @@ def prepared_commit(repo: str, sha: str, echo=None):
     echo = echo or _stderr
     with git.worktree(repo, sha) as wt, tempfile.TemporaryDirectory(prefix="rlperf-overlay-") as overlay:
         echo(f"rlperf gate: preparing {sha[:12]} in worktree {wt}")
-        install_overlay(wt, overlay, echo)
-        env = dict(os.environ)
-        env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (overlay, env.get("ASV_PYTHONPATH")) if p)
-        yield PreparedCommit(sha=sha, worktree=wt, env=env)
+        yield _installed(sha, wt, overlay, echo)
+
+
+def _installed(sha: str, wt: str, overlay: str, echo) -> PreparedCommit:
+    install_overlay(wt, overlay, echo)
+    env = dict(os.environ)
+    env["ASV_PYTHONPATH"] = os.pathsep.join(p for p in (overlay, env.get("ASV_PYTHONPATH")) if p)
+    return PreparedCommit(sha=sha, worktree=wt, env=env)
+
+
+@contextlib.contextmanager
+def prepared_working_tree(repo: str, sha: str, echo=None):
+    """prepared_commit of `sha` (the checked-out commit) with the repository's uncommitted changes
+    copied over its worktree before the install: `--allow-dirty` measures what is on disk. Its results
+    carry `sha` without being that commit's, so the caller must not store them (gate.flow)."""
+    echo = echo or _stderr
+    if git.resolve(repo, "HEAD") != sha:
+        raise InfrastructureError(f"the working tree of {repo} is not at {sha[:12]}: only the checked-out commit "
+                                  "can be measured with its uncommitted changes")
+    with git.worktree(repo, sha) as wt, tempfile.TemporaryDirectory(prefix="rlperf-overlay-") as overlay:
+        changed = git.uncommitted_paths(repo)
+        git.overlay_uncommitted(repo, wt, changed)
+        echo(f"rlperf gate: preparing the working tree of {sha[:12]} ({len(changed)} uncommitted path(s)) in {wt}")
+        yield _installed(sha, wt, overlay, echo)
 
 
 def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
@@ -131,20 +151,32 @@ def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fall
     return status
 
 
+def run_into_store(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
+                   bench: str | None = None, quick: bool = False, echo=None,
+                   wait_s: float = store.DEFAULT_WAIT_S) -> int:
+    """One asv run of a prepared commit in a scratch folder, merged into `results_dir` with the session's
+    host fingerprint (asvtools.store); returns asv's exit status.
+
+    Why not straight into `results_dir`: asv rewrites the commit's file in place, unlocked and not
+    atomically (asv.util.write_json), so two runs on one folder lose each other's points and a killed
+    run leaves half a file; it also replaces benchmarks.json with the commit's own suite."""
+    session = fingerprint()
+    with tempfile.TemporaryDirectory(prefix="rlperf-run-") as folder:
+        scratch = os.path.join(folder, "results")  # asv's html_dir lands beside it (asvtools.conf)
+        status = run_prepared(commit, machine=machine, results_dir=scratch, fallback_conf=fallback_conf,
+                              bench=bench, quick=quick, echo=echo)
+        store.publish(results_dir, machine, scratch, [commit.sha], bench=bench, fingerprint=session,
+                      wait_s=wait_s, echo=echo)
+    return status
+
+
 def run_commit(repo: str, sha: str, *, machine: str, results_dir: str, fallback_conf: str,
-               bench: str | None = None, quick: bool = False, echo=None) -> int:
-    """Benchmark `sha` into `results_dir` (one asv run, fingerprint stored); returns asv's exit status."""
+               bench: str | None = None, quick: bool = False, echo=None, wait_s: float = store.DEFAULT_WAIT_S) -> int:
+    """Benchmark `sha` and merge its results into `results_dir` (run_into_store); returns asv's exit status."""
     with prepared_commit(repo, sha, echo) as commit:
-        store_fingerprint(results_dir, machine, fingerprint(), sha)
-        return run_prepared(commit, machine=machine, results_dir=results_dir, fallback_conf=fallback_conf,
-                            bench=bench, quick=quick, echo=echo)
-
-
-def store_fingerprint(results_dir: str, machine: str, doc: dict, *shas: str) -> None:
-    """The session's host fingerprint beside each commit's results (see asvtools.fingerprint)."""
-    for sha in shas:
-        store(results_dir, machine, sha, doc)
+        return run_into_store(commit, machine=machine, results_dir=results_dir, fallback_conf=fallback_conf,
+                              bench=bench, quick=quick, echo=echo, wait_s=wait_s)
 
 
 __all__ = ["IMPORT_FAILURE", "PreparedCommit", "asv_run_command", "ensure_machine", "install_overlay",
-           "prepared_commit", "run_commit", "run_prepared", "store_fingerprint"]
+           "prepared_commit", "prepared_working_tree", "run_commit", "run_into_store", "run_prepared"]

@@ -64,3 +64,78 @@ def threads_in_reach(requested: list[int], cap: int) -> None:
     if requested and not any(t <= cap for t in requested):
         raise UsageError(f"--threads {','.join(map(str, requested))}: every count is above this machine's "
                          f"{cap}, so nothing would be measured; valid: 1..{cap}")
+
+
+def task_help() -> str:
+    """The --task help of the workload commands, naming the tasks and sims the configs define."""
+    from rlperf.workload import available_tasks
+
+    return "task; valid (with their sims): " + "; ".join(
+        f"{task} ({', '.join(sims)})" for task, sims in sorted(available_tasks().items()))
+
+
+PLOT_ONLY_HELP = "with --plot-only: the folder the re-rendered files go to (default out/{command}/plot-only)"
+OVERWRITE_TRACKED_HELP = ("with --plot-only: allow writing into a folder holding files tracked by git "
+                          "(a committed report is otherwise never rewritten)")
+
+
+def add_plot_only_flags(p, command: str, plot_dir: bool = True) -> None:
+    """--plot-dir (when the command lacks one) and --overwrite-tracked, for commands with --plot-only."""
+    if plot_dir:
+        p.add_argument("--plot-dir", default=None, help=PLOT_ONLY_HELP.format(command=command))
+    p.add_argument("--overwrite-tracked", action="store_true", help=OVERWRITE_TRACKED_HELP)
+
+
+def only_with_plot_only(args, plot_dir: bool = True) -> None:
+    """A measuring run refuses the --plot-only companions instead of ignoring them."""
+    given = (("--plot-dir", plot_dir and args.plot_dir), ("--overwrite-tracked", args.overwrite_tracked))
+    flags = [flag for flag, on in given if on]
+    if flags:
+        raise UsageError(f"{' and '.join(flags)} only appl{'y' if len(flags) > 1 else 'ies'} with --plot-only PATH")
+
+
+def tracked_files(folder: Path) -> list[str]:
+    """Files under `folder` that git tracks ([] outside a repository, without git, or for a new folder)."""
+    import subprocess
+
+    folder = Path(folder).resolve()
+    if not folder.is_dir():
+        return []
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", "."],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [name for name in out.stdout.split("\0") if name] if out.returncode == 0 else []
+
+
+def plot_only_dir(args, command: str) -> Path:
+    """Where --plot-only writes: --plot-dir when given, else out/<command>/plot-only (never next to its
+    input unless asked); a folder holding git-tracked files only with --overwrite-tracked."""
+    folder = Path(args.plot_dir) if args.plot_dir else Path("out") / command / "plot-only"
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--plot-dir: {folder} is a file; give a folder")
+    tracked = tracked_files(folder)
+    if tracked and not args.overwrite_tracked:
+        raise UsageError(f"--plot-dir: {folder} holds {len(tracked)} file(s) tracked by git (e.g. {tracked[0]}); "
+                         f"a committed report is not rewritten by default: give another --plot-dir, or "
+                         f"--overwrite-tracked to rewrite it")
+    check_writable(folder)
+    return folder
+
+
+class malformed_rows:
+    """Around rendering a saved document: a KeyError/TypeError/... from its rows is bad input (exit 2)
+    naming the file, never a traceback. Staged writers make sure nothing was written by then."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, _tb) -> bool:
+        if kind is not None and issubclass(kind, (KeyError, TypeError, ValueError, IndexError, AttributeError)):
+            raise UsageError(f"{self.path}: malformed rows, cannot render them ({kind.__name__}: {exc}); "
+                             f"re-run the measurement to regenerate the file") from None
+        return False

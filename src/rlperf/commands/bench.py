@@ -101,6 +101,9 @@ def run(args) -> int:
     say("bench: asv publish (the site) ...")
     publish = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", conf], cwd=repo,
                              capture_output=True, text=True)
+    if publish.returncode == 0:  # as `make publish`: rlperf's readable default view of each graph page
+        publish = subprocess.run([sys.executable, "-m", "rlperf", "site", "defaults",
+                                  os.path.join(repo, target.html_dir)], cwd=repo, capture_output=True, text=True)
     with open(log_path, "a") as log:
         log.write(publish.stdout + publish.stderr)
 
@@ -109,8 +112,8 @@ def run(args) -> int:
     values = run_summary.stored_values(run_summary.result_file(os.path.join(repo, target.results_dir), machine, sha))
     summary = run_summary.summarize(plan, values, log_text)
     result = run_summary.result_file(target.results_dir, machine, sha) or f"{target.results_dir}/{machine}/ (none)"
-    site = (os.path.join(target.html_dir, "index.html") + "   (make preview)" if publish.returncode == 0
-            else f"asv publish failed (exit {publish.returncode}); see the log")
+    site = (os.path.join(target.html_dir, "index.html") + "   (make preview; make site-check)"
+            if publish.returncode == 0 else f"asv publish or rlperf site defaults failed (exit {publish.returncode}); see the log")
     for line in run_summary.format_summary(summary, results=f"{result}" + (" (local, git-ignored)" if target.local
                                                                            else ""),
                                            site=site, log=os.path.relpath(log_path, repo),

@@ -15,7 +15,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list, writable_file
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, task_help, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
@@ -30,27 +31,29 @@ def add_parser(sub, name: str, help_text: str) -> None:
     from rlperf.e2e.loop.schedules import SCHEDULES
 
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     p.add_argument("--placements", default=",".join(single_gpu_placements()),
                    help=f"comma list of: {', '.join(single_gpu_placements())}")
     p.add_argument("--prefetch", default=",".join(PREFETCH_MODES), help=f"comma list of: {', '.join(PREFETCH_MODES)}")
     p.add_argument("--schedule", default=SCHEDULES[0], help=f"comma list of: {', '.join(SCHEDULES)}")
     p.add_argument("--num-envs", default=None, help="comma list of env counts (default: the task config's)")
     p.add_argument("--iterations", type=int, default=20, help="measured iterations per point and batch source")
-    p.add_argument("--warmup-iterations", type=int, default=3)
+    p.add_argument("--warmup-iterations", type=int, default=3, help="untimed iterations per point before timing")
     p.add_argument("--physics", default=PHYSICS[0], help=f"one of: {', '.join(PHYSICS)}")
     p.add_argument("--kernels", default=",".join(KERNELS),
                    help=f"collector A/B kernels, comma list of: {', '.join(KERNELS)}")
     p.add_argument("--ab-steps", type=int, default=8, help="collector steps per kernel in the A/B (0: skip it)")
     p.add_argument("--threads", default="auto", help="collector and torch threads: 'auto' (all cores) or an integer")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out-json", default=DEFAULT_OUT)
-    p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--seed", type=int, default=0, help="seed of the envs, the policy and the replay sampler")
+    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
+    p.add_argument("--plot-dir", default=None, help="report and charts; default: the folder of --out-json "
+                                                    "(with --plot-only: out/e2e/plot-only)")
+    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--profile", metavar="TRACE.json", default=None,
                    help="write a torch.profiler Chrome trace of one iteration (phases as NVTX/record_function)")
     p.add_argument("--plot-only", metavar="PATH", default=None, help="rebuild charts and report.md from a saved JSON")
+    add_plot_only_flags(p, "e2e", plot_dir=False)
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. algo.use_compile=false")
 
 
@@ -73,6 +76,7 @@ def plan_from_args(args):
     from rlperf.e2e.loop.session import E2EPlan
     from rlperf.workload import compose
 
+    only_with_plot_only(args, plot_dir=False)
     base = compose(args.task, args.sim, args.overrides)
     if args.physics not in PHYSICS:
         raise choice_error("physics", args.physics, PHYSICS)
@@ -95,10 +99,21 @@ def plan_from_args(args):
         profile=str(writable_file(Path(args.profile), "--profile")) if args.profile else None)
     for n in plan.num_envs:
         plan.learner(n)  # every override valid for every env count, learner values included
+    _fits_in_memory(plan.workload(max(plan.num_envs)))
     writable_file(Path(args.out_json), "--out-json")
     if args.plot_dir:
         writable_file(Path(args.plot_dir) / "report.md", "--plot-dir")
     return plan
+
+
+def _fits_in_memory(wl) -> None:
+    """Refuse, before allocating, an env count whose collector output alone the host cannot hold (one
+    sync of rows: num_envs x env_steps_per_sync x row bytes; a lower bound, the envs' state comes on top)."""
+    from rlperf.measure.guards import require_host
+
+    rows = wl.collector_rows_per_iteration
+    require_host(rows * wl.row_bytes, f"{wl.num_envs:,} envs: one collector sync of {rows:,} rows x "
+                                      f"{wl.row_bytes:,} B", "--num-envs")
 
 
 def run(args) -> int:
@@ -120,7 +135,7 @@ def measure(plan) -> dict:
 
     from rlperf.e2e.loop.matrix import ROUNDS
     from rlperf.e2e.loop.session import run_plan
-    from rlperf.e2e.report import summarize
+    from rlperf.report.e2e_report import summarize
     from rlperf.measure.machine import machine_identity, one_line
 
     total = (len(plan.num_envs) * len(plan.placements) * len(plan.schedules) * len(plan.prefetch)
@@ -149,13 +164,14 @@ def measure(plan) -> dict:
 
 
 def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
-    from rlperf.report.jsonio import write_json
+    from rlperf.atomic import Staging, write_json
 
-    doc["plots"] = [] if no_plots else [str(p) for p in _reports(doc, plot_dir, plots=True)]
-    if no_plots:
-        _reports(doc, plot_dir, plots=False)
-    doc["report_markdown"] = str(plot_dir / "report.md")
-    write_json(out_json, doc)
+    with Staging() as stage:  # report, charts and JSON published together, JSON last
+        made = _reports(doc, stage.folder(plot_dir), plots=not no_plots)
+        doc["plots"] = [str(plot_dir / p.name) for p in made]
+        doc["report_markdown"] = str(plot_dir / "report.md")
+        write_json(stage.path(out_json), doc)
+        stage.publish(last=[out_json])
     print(f"wrote {out_json} ({len(doc['points'])} points, {len(doc['skipped'])} skipped)")
     for p in doc["plots"]:
         print(f"wrote {p}")
@@ -166,22 +182,20 @@ def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
 
 
 def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
-    from rlperf.e2e.report import report_lines
+    from rlperf.report.e2e_report import report_lines
+    from rlperf.atomic import write_text
 
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    path = plot_dir / "report.md"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("\n".join(report_lines(doc)) + "\n")
-    os.replace(tmp, path)
+    write_text(plot_dir / "report.md", "\n".join(report_lines(doc)) + "\n")
     if not plots or not (doc["points"] or doc.get("collector_ab")):
         return []
-    from rlperf.e2e.charts import write_charts
+    from rlperf.report.e2e_charts import write_charts
 
     return write_charts(doc, plot_dir)
 
 
 def _plot_only(args) -> int:
-    from rlperf.e2e.report import summarize
+    from rlperf.report.e2e_report import summarize
+    from rlperf.atomic import Staging
     from rlperf.report.jsonio import read_json
 
     path = Path(args.plot_only)
@@ -189,9 +203,10 @@ def _plot_only(args) -> int:
     for key in ("points", "skipped", "args", "collector_ab"):
         if key not in doc:
             raise UsageError(f"{path}: malformed rlperf e2e result, missing key {key!r}")
-    plot_dir = Path(args.plot_dir) if args.plot_dir else path.parent
-    summarize(doc)
-    for p in _reports(doc, plot_dir, plots=not args.no_plots):
-        print(f"wrote {p}")
-    print(f"wrote {plot_dir / 'report.md'}")
+    plot_dir = plot_only_dir(args, "e2e")
+    with Staging() as stage, malformed_rows(path):
+        summarize(doc)
+        _reports(doc, stage.folder(plot_dir), plots=not args.no_plots)
+        for p in stage.publish():
+            print(f"wrote {p}")
     return 0

@@ -14,7 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list, threads_in_reach, writable_file
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
@@ -32,12 +33,13 @@ def add_parser(subparsers, name: str, help_text: str) -> None:
                                      "machine); counts above the machine are recorded as skipped")
     p.add_argument("--iters", type=int, help="timed calls per case (default 80; quick 10)")
     p.add_argument("--warmup", type=int, help="untimed calls per case (default 8; quick 2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--out-json", default=None, help="result path (default out/env/<task>/results.json); "
                                                     "the chart and report.md go next to it")
     p.add_argument("--plot-only", metavar="PATH", help="re-render chart and report.md from an existing JSON")
+    add_plot_only_flags(p, "env")
     p.add_argument("--json", action="store_true", help="print a one-object JSON summary to stdout")
-    p.add_argument("--quick", action="store_true", help="sac_default, envs 512,2048, threads 2,4, iters 10, "
+    p.add_argument("--quick", action="store_true", help="sac_default, envs 512,2048, threads 1 and all of the machine's, iters 10, "
                                                         "warmup 2 (explicit flags still win)")
 
 
@@ -45,6 +47,7 @@ def _plan(args) -> dict:
     """Validated settings; raises UsageError before anything runs."""
     from rlperf.envs import cases, registry, threads
 
+    only_with_plot_only(args)
     workload = registry.get(args.task)
     sweep = cases.QUICK if args.quick else cases.FULL
     if args.profiles:
@@ -58,24 +61,46 @@ def _plan(args) -> dict:
         profiles = [registry.default_profile(workload)]
     cap = threads.max_numba_threads()
     requested = sorted(parse_positive_list(args.threads, "--threads")) if args.threads else (
-        list(sweep.threads) if args.quick else list(cases.thread_sweep(cap)))
+        list(cases.quick_threads(cap)) if args.quick else list(cases.thread_sweep(cap)))
     num_envs = sorted(parse_positive_list(args.num_envs, "--num-envs")) if args.num_envs else list(sweep.num_envs)
     iters = at_least("--iters", args.iters if args.iters is not None else sweep.iters, 1)
     warmup = at_least("--warmup", args.warmup if args.warmup is not None else sweep.warmup, 0)
     out = Path(args.out_json or f"out/env/{args.task}/results.json")
     writable_file(out, "--out-json")
     threads_in_reach(requested, cap)
+    _fits_in_memory(workload, profiles, max(num_envs), args.seed)
     return dict(workload=workload, profiles=profiles, num_envs=num_envs, requested=requested, cap=cap,
                 iters=iters, warmup=warmup, out=out)
+
+
+PROBE_ENVS = 64
+OUTPUT_FACTOR = 2  # the numpy and Numba outputs come on top of the two input sets, about as large again
+
+
+def _fits_in_memory(workload, profiles: list[str], num_envs: int, seed: int) -> None:
+    """Refuse an env count whose arrays the host cannot hold (exit 2 naming the bytes) before allocating:
+    the inputs are built at PROBE_ENVS envs, measured and scaled."""
+    from rlperf.envs import parity
+    from rlperf.measure.guards import nbytes, require_host
+
+    inputs = max(nbytes(workload.make_inputs(PROBE_ENVS, p, seed=seed))
+                 + nbytes(parity.make_parity_inputs(workload, PROBE_ENVS, p, seed=seed)) for p in profiles)
+    per_env = OUTPUT_FACTOR * inputs / PROBE_ENVS  # timed + parity inputs, measured, and the outputs
+    require_host(int(per_env * num_envs), f"{num_envs:,} envs of {workload.name} (~{per_env:,.0f} B per env)",
+                 "--num-envs")
 
 
 def _measure(args, plan: dict) -> dict:
     from tqdm import tqdm
 
     from rlperf.envs import cases, harness, parity
+    from rlperf.measure.load import busy_warning
     from rlperf.measure.machine import machine_identity, one_line
 
     load_start = os.getloadavg()
+    warning = busy_warning(load=load_start[0])
+    if warning:
+        print(f"rlperf env: warning: {warning}", file=sys.stderr, flush=True)
     prepared = harness.prepare(args.task)
     w = prepared.workload
     run_threads = [t for t in plan["requested"] if cases.skip_reason(t, plan["cap"]) is None]
@@ -118,20 +143,20 @@ def _measure(args, plan: dict) -> dict:
 
 def _write_outputs(doc: dict, json_path: Path | None, folder: Path) -> dict:
     """Chart and report.md (and the JSON when given) into `folder`; returns their paths."""
+    from rlperf.atomic import Staging, write_json, write_text
     from rlperf.report.env_charts import CHART_NAME, plot_env
     from rlperf.report.env_markdown import render
-    from rlperf.report.jsonio import write_json
 
     chart = folder / CHART_NAME.format(task=doc["meta"]["task"])
     report = folder / "report.md"
-    text = render(doc, chart.name)
-    doc["plots"] = {"summary": chart.name, "report": report.name}
-    plot_env(doc, chart)
-    if json_path is not None:
-        write_json(json_path, doc)
-    tmp = report.with_name(f".{report.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, report)
+    with Staging() as stage:  # all staged, then published together, JSON last
+        text = render(doc, chart.name)
+        doc["plots"] = {"summary": chart.name, "report": report.name}
+        plot_env(doc, stage.path(chart))
+        write_text(stage.path(report), text)
+        if json_path is not None:
+            write_json(stage.path(json_path), doc)
+        stage.publish(last=[json_path] if json_path is not None else [])
     return {"json": str(json_path) if json_path else None, "chart": str(chart), "report": str(report)}
 
 
@@ -168,7 +193,8 @@ def run(args) -> int:
         doc = read_json(path, schema=SCHEMA, versions=(VERSION,))
         if not isinstance(doc.get("meta"), dict) or not isinstance(doc.get("results"), list):
             raise UsageError(f"{path}: an {SCHEMA} document without meta/results; cannot plot it")
-        paths = _write_outputs(doc, None, path.parent)
+        with malformed_rows(path):
+            paths = _write_outputs(doc, None, plot_only_dir(args, "env"))
     else:
         plan = _plan(args)
         doc = _measure(args, plan)

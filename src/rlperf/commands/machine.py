@@ -25,12 +25,14 @@ def add_parser(subparsers, name: str, help_text: str):
 
 def run(args) -> int:
     from rlperf.asvtools.machine_file import write_machine_file
-    from rlperf.measure.machine import machine_identity, machine_name, one_line
+    from rlperf.measure.machine import check_machine_name, machine_identity, machine_name, one_line
 
     if args.name is not None and not args.write:
         raise UsageError("--name only applies together with --write")
     if args.name is not None and not args.name.strip():
         raise UsageError("--name must not be empty")
+    if args.write:  # the name becomes results/<name>/ when asv runs under it
+        check_machine_name(args.name or machine_name(), "--name" if args.name is not None else "machine name")
     if args.print_name:
         print(machine_name())
         return 0

@@ -14,7 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, parse_positive_list, threads_in_reach, writable_file
+from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
+                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, VERSION = "rlperf.noise", 1
@@ -33,9 +34,10 @@ def add_parser(subparsers, name: str, help_text: str) -> None:
                                      "single-threaded variants run at 1 only; the rest are recorded as skipped")
     p.add_argument("--iters", type=int, help="timed calls per case (default 20; quick 5)")
     p.add_argument("--warmup", type=int, help="untimed calls per case (default 5; quick 1)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--out-json", help="result path (default out/noise/<task>/results.json); chart next to it")
     p.add_argument("--plot-only", metavar="PATH", help="re-render the chart from an existing JSON")
+    add_plot_only_flags(p, "noise")
     p.add_argument("--json", action="store_true", help="print a one-object JSON summary to stdout")
     p.add_argument("--quick", action="store_true", help="envs 1024,8192, threads 1,2, iters 5, warmup 1")
 
@@ -58,6 +60,7 @@ def _plan(args) -> dict:
     from rlperf.envs import threads
     from rlperf.envs.noise import cases
 
+    only_with_plot_only(args)
     if args.task not in cases.PROFILES:
         raise choice_error("task", args.task, cases.TASKS)
     variants = _names(args.variants, "--variants", cases.VARIANTS)
@@ -78,8 +81,22 @@ def _plan(args) -> dict:
     out = Path(args.out_json or f"out/noise/{args.task}/results.json")
     writable_file(out, "--out-json")
     threads_in_reach(requested, cap)
+    _fits_in_memory(args.task, max(num_envs))
     return dict(variants=variants, dists=dists, num_envs=num_envs, requested=requested, cap=cap,
                 iters=iters, warmup=warmup, out=out)
+
+
+BYTES_PER_VALUE = 20  # the numpy variant: a float64 draw, its float32 copy, the scaled product and the output
+
+
+def _fits_in_memory(task: str, num_envs: int) -> None:
+    """Refuse an env count whose noise buffers the host cannot hold (exit 2 naming the bytes) before allocating."""
+    from rlperf.envs.noise import cases
+    from rlperf.measure.guards import require_host
+
+    width = cases.PROFILES[task].width
+    require_host(num_envs * width * BYTES_PER_VALUE,
+                 f"{num_envs:,} envs x {width} noise columns x {BYTES_PER_VALUE} B", "--num-envs")
 
 
 def _measure(args, plan: dict) -> dict:
@@ -126,14 +143,16 @@ def _measure(args, plan: dict) -> dict:
 
 
 def _write_outputs(doc: dict, json_path: Path | None, folder: Path) -> dict:
-    from rlperf.report.jsonio import write_json
+    from rlperf.atomic import Staging, write_json
     from rlperf.report.noise_charts import CHART_NAME, plot_noise
 
     chart = folder / CHART_NAME.format(task=doc["meta"]["task"])
     doc["plots"] = {"summary": chart.name}
-    plot_noise(doc, chart)
-    if json_path is not None:
-        write_json(json_path, doc)
+    with Staging() as stage:  # chart and JSON published together, JSON last
+        plot_noise(doc, stage.path(chart))
+        if json_path is not None:
+            write_json(stage.path(json_path), doc)
+        stage.publish(last=[json_path] if json_path is not None else [])
     return {"json": str(json_path) if json_path else None, "chart": str(chart)}
 
 
@@ -164,7 +183,8 @@ def run(args) -> int:
         doc = read_json(path, schema=SCHEMA, versions=(VERSION,))
         if not isinstance(doc.get("meta"), dict) or not isinstance(doc.get("results"), list):
             raise UsageError(f"{path}: an {SCHEMA} document without meta/results; cannot plot it")
-        paths = _write_outputs(doc, None, path.parent)
+        with malformed_rows(path):
+            paths = _write_outputs(doc, None, plot_only_dir(args, "noise"))
     else:
         plan = _plan(args)
         doc = _measure(args, plan)

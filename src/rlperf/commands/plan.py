@@ -10,23 +10,33 @@ is, 2 on bad input (the message names the valid choices).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import sys
+from pathlib import Path
 from dataclasses import asdict
 
-from rlperf.commands.args import parse_positive_list
+from rlperf.commands.args import parse_positive_list, task_help
+from tabulate import tabulate
+
 from rlperf.errors import UsageError, choice_error
+from rlperf.measure.guards import gib
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 DEFAULT_RESULTS_DIR = "results/reports/replay"
 GIB = 2**30
+TABLE_HEADERS = ("rank", "placement", "transfer", "row B", "model ms", "bound by", "last measured ms", "host GiB",
+                 "device GiB")
+TABLE_ALIGN = ("right", "left", "left", "right", "right", "left", "left", "right", "right")
 
 
 def add_parser(sub, name: str, help_text: str) -> None:
     from rlperf.plan.model import LAYOUTS
 
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     cap = p.add_mutually_exclusive_group()
     cap.add_argument("--capacity-exponent", default=None, help="capacity 2**E rows (default 20)")
     cap.add_argument("--capacity-rows", default=None, help="capacity in rows")
@@ -37,7 +47,7 @@ def add_parser(sub, name: str, help_text: str) -> None:
     src.add_argument("--machine", default=None,
                      help="use <results-dir>/<machine>/results.json (default: this machine's name)")
     src.add_argument("--measure", action="store_true", help="measure this machine's ceilings now (imports torch)")
-    p.add_argument("--results-dir", default=DEFAULT_RESULTS_DIR)
+    p.add_argument("--results-dir", default=DEFAULT_RESULTS_DIR, help="folder of per-machine `rlperf replay` reports (with --machine)")
     p.add_argument("--host-free-gib", type=float, default=None,
                    help="host memory free for the replay (default: the run's RAM available at its start)")
     p.add_argument("--device-free-gib", type=float, default=None,
@@ -46,9 +56,13 @@ def add_parser(sub, name: str, help_text: str) -> None:
 
 
 def _one_positive(text: str, flag: str) -> int:
-    values = parse_positive_list(text, flag)
-    if len(values) != 1:
-        raise UsageError(f"{flag} takes one positive integer, got {text!r}")
+    """One positive integer; every wrong value ('0', '1,2', 'x') gets the same message."""
+    try:
+        values = parse_positive_list(text, flag)
+    except UsageError:
+        values = []
+    if len(values) != 1 or "," in str(text):
+        raise UsageError(f"{flag} takes one positive integer, e.g. {flag} 1; got {text!r}")
     return values[0]
 
 
@@ -74,22 +88,27 @@ def _ceilings(args):
 
         path = c.results_for_machine(args.results_dir, args.machine or machine_name())
     doc = c.load_results(path)
-    return c.from_results(doc, str(path)), doc
+    superseded = c.superseded_note(path)
+    ceil = c.from_results(doc, str(path))
+    if superseded:
+        print(f"rlperf plan: warning: {path} is marked superseded ({Path(path).parent}/SUPERSEDED.md says why); "
+              "its ceilings may no longer hold", file=sys.stderr)
+        ceil = dataclasses.replace(ceil, notes=(*ceil.notes, f"WARNING: these results are marked superseded "
+                                                             f"({superseded})"))
+    return ceil, doc
 
 
 def _with_memory(ceil, doc, args):
     """The ceilings with the free memory the user stated, if any (GiB, > 0); the note about the run's own
     figure for that memory is replaced by one naming the flag."""
-    import dataclasses
-
     changes, notes = {}, list(ceil.notes)
     for flag, field, note_prefix, value in (
             ("--host-free-gib", "host_free_bytes", "host free", args.host_free_gib),
             ("--device-free-gib", "device_free_bytes", "free device", args.device_free_gib)):
         if value is None:
             continue
-        if value <= 0:
-            raise UsageError(f"{flag}: {value:g} must be a positive number of GiB")
+        if not math.isfinite(value) or value <= 0:
+            raise UsageError(f"{flag}: {value:g} must be a finite positive number of GiB")
         changes[field] = int(value * GIB)
         notes = [n for n in notes if not n.startswith(note_prefix)] + [f"{flag} {value:g} given"]
     return (dataclasses.replace(ceil, notes=tuple(notes), **changes) if changes else ceil), doc
@@ -122,10 +141,6 @@ def _row_dict(row) -> dict:
     return out
 
 
-def _gib(n: float) -> str:
-    return f"{n / GIB:,.2f}"
-
-
 def format_lines(ctx: dict, rows) -> list[str]:
     """The ranked table, then the infeasible placements with their reasons, then the model's notes."""
     c = ctx["ceilings"]
@@ -134,19 +149,23 @@ def format_lines(ctx: dict, rows) -> list[str]:
         f"# rlperf plan: {ctx['task']}/{ctx['sim']}, {ctx['capacity_rows']:,} rows, {ctx['gpus']} GPU(s), "
         f"layout {ctx['layout']}, S = {ctx['sample_rows_per_rank']:,} rows per rank",
         f"machine {c['machine']} ({c['source']}): host copy {rate(c['host_copy_Bps'])}, H2D {rate(c['h2d_Bps'])}, "
-        f"HBM copy {rate(c['d2d_Bps'])}, host free {_gib(c['host_free_bytes'])} GiB, "
-        f"device free {_gib(c['device_free_bytes'])} GiB",
+        f"HBM copy {rate(c['d2d_Bps'])}, host free {gib(c['host_free_bytes'])} GiB, "
+        f"device free {gib(c['device_free_bytes'])} GiB",
         *(f"note: {n}" for n in c["notes"]), "",
-        "rank | placement | transfer | row B | model ms | bound by | last measured ms | host GiB | device GiB",
-        "-----+-----------+----------+-------+----------+----------+------------------+----------+-----------",
     ]
-    notes: dict[str, None] = {}
+    table, notes = [], {}
     for i, r in enumerate((r for r in rows if r.feasible), 1):
         e = r.estimate
         meas = f"{r.measured.median_ms:.3f} ({r.measured.metric})" if r.measured else f"- ({r.measured_note})"
-        lines.append(f"{i} | {r.name} | {r.transfer} | {e.row_bytes:,} | {e.model_ms:.3f} | {e.bound_by} | {meas} | "
-                     f"{_gib(e.host_bytes)} | {_gib(e.device_bytes)}")
+        table.append([i, r.name, r.transfer, f"{e.row_bytes:,}", f"{e.model_ms:.3f}", e.bound_by, meas,
+                      gib(e.host_bytes), gib(e.device_bytes)])
         notes.update({f"{r.name}: {n}": None for n in r.notes})
+    if table:
+        lines += tabulate(table, headers=TABLE_HEADERS, tablefmt="github", disable_numparse=True,
+                          colalign=TABLE_ALIGN).splitlines()
+    else:
+        lines.append(f"no placement fits {ctx['capacity_rows']:,} rows on {ctx['gpus']} GPU(s) of this machine: "
+                     "each one's reason is below (exit 1)")
     bad = [r for r in rows if not r.feasible]
     if bad:
         lines += ["", "infeasible:"]

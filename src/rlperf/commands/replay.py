@@ -10,11 +10,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import at_least, check_writable, parse_positive_list
+from rlperf.commands.args import (add_plot_only_flags, at_least, check_writable, malformed_rows,
+                                  only_with_plot_only, parse_positive_list, plot_only_dir, task_help,
+                                  writable_file)
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
-from rlperf.replay.cases import (CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
-                                 default_torch_threads, iter_cases, workload_for)
+from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
+                                 default_torch_threads, iter_cases, min_capacity_rows, workload_for)
 
 SCHEMA, SCHEMA_VERSION = "rlperf.replay", 1
 DEFAULT_OUT = "out/replay/results.json"
@@ -22,8 +24,8 @@ DEFAULT_OUT = "out/replay/results.json"
 
 def add_parser(sub, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     p.add_argument("--gpu-counts", default="1,2,4,8", help="world sizes; those above the visible GPUs are skipped")
     p.add_argument("--capacity-exponents", default=None,
                    help=f"comma list e, capacity 2**e rows (default {','.join(map(str, CAPACITY_EXPONENTS))})")
@@ -35,27 +37,38 @@ def add_parser(sub, name: str, help_text: str) -> None:
                         "(repeatable; storage = <host|host-pinned|device>-<layout>)")
     p.add_argument("--layouts", action="store_true",
                    help="print every layout's bytes per row and per learner iteration for --task/--sim, measure nothing")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=20)
-    p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--warmup", type=int, default=5, help="untimed iterations per point before timing")
+    p.add_argument("--repeat", type=int, default=20, help="timed iterations per point (their median is reported)")
+    p.add_argument("--seed", type=int, default=12345, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--torch-threads", default="auto", help="'auto' = cpu_count // world size, or an integer")
     p.add_argument("--no-ceilings", action="store_true", help="skip measuring host/PCIe/HBM ceilings")
-    p.add_argument("--out-json", default=DEFAULT_OUT)
-    p.add_argument("--plot-dir", default=None, help="default: the folder of --out-json")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
+    p.add_argument("--plot-dir", default=None, help="charts and analysis.md; default: the folder of --out-json "
+                                                    "(with --plot-only: out/replay/plot-only)")
+    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--plot-only", metavar="PATH", default=None,
                    help="rebuild charts and analysis.md from a saved results JSON, measuring nothing")
+    add_plot_only_flags(p, "replay", plot_dir=False)
 
 
 def _capacities(args) -> list[int]:
+    """The capacities to measure, every one checked against the workload before anything runs."""
     if args.capacity_rows:
-        return parse_positive_list(args.capacity_rows, "--capacity-rows")
-    if args.capacity_exponents:
+        flag, caps = "--capacity-rows", parse_positive_list(args.capacity_rows, "--capacity-rows")
+    elif args.capacity_exponents:
         exps = parse_positive_list(args.capacity_exponents, "--capacity-exponents")
         if max(exps) > 40:
             raise UsageError(f"--capacity-exponents: {max(exps)} is beyond any machine (max 40)")
-        return [2**e for e in exps]
-    return [2**e for e in CAPACITY_EXPONENTS]
+        flag, caps = "--capacity-exponents", [2**e for e in exps]
+    else:
+        flag, caps = "--capacity-exponents", [2**e for e in CAPACITY_EXPONENTS]
+    least = min_capacity_rows(workload_for(args.task, args.sim))
+    small = [c for c in caps if c < least]
+    if small:
+        raise UsageError(f"{flag}: capacity {', '.join(f'{c:,}' for c in small)} rows cannot be sampled: the "
+                         f"newest step of {args.task}/{args.sim} ({least - 1:,} rows = num_envs) is never "
+                         f"sampled, so the minimum is {least:,} rows (exponent {(least - 1).bit_length()})")
+    return caps
 
 
 def _threads(text: str, world_size: int) -> int:
@@ -68,6 +81,7 @@ def _threads(text: str, world_size: int) -> int:
 
 
 def _validate(args) -> None:
+    only_with_plot_only(args, plot_dir=False)
     at_least("--warmup", args.warmup, 0)
     at_least("--repeat", args.repeat, 1)
     if args.torch_threads != "auto":
@@ -82,11 +96,14 @@ def run(args) -> int:
     _validate(args)
     gpu_counts = parse_positive_list(args.gpu_counts, "--gpu-counts")
     placements = [p.strip() for p in args.placements.split(",") if p.strip()]
+    if not placements and not args.combination:
+        raise UsageError(f"--placements: empty list; valid: {', '.join(ALL_SPECS)} (or give --combination)")
     placements += [lookup(text).name for text in args.combination]
     cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
                        gpu_counts=gpu_counts)
-    out_json = Path(args.out_json)
-    check_writable(out_json, *([Path(args.plot_dir)] if args.plot_dir else []))
+    out_json = writable_file(Path(args.out_json), "--out-json")
+    if args.plot_dir:
+        check_writable(Path(args.plot_dir))
     doc = measure(cases, args, gpu_counts)
     return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
 
@@ -145,11 +162,15 @@ def _print_layouts(args) -> int:
 
 
 def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
-    from rlperf.report.jsonio import write_json
+    """Reports and JSON staged, then published together, JSON last: an interrupted run changes nothing,
+    and a second run to the same path never leaves its analysis.md beside this run's JSON."""
+    from rlperf.atomic import Staging, write_json
 
-    doc["plots"] = [str(p) for p in _reports(doc, plot_dir, charts=not no_plots)]
-    doc["analysis_markdown"] = str(plot_dir / "analysis.md")
-    write_json(out_json, doc)
+    with Staging() as stage:
+        doc["plots"] = [str(plot_dir / p.name) for p in _reports(doc, stage.folder(plot_dir), charts=not no_plots)]
+        doc["analysis_markdown"] = str(plot_dir / "analysis.md")
+        write_json(stage.path(out_json), doc)
+        stage.publish(last=[out_json])
     print(f"wrote {out_json} ({len(doc['results'])} measured, {len(doc['skipped'])} skipped)")
     for p in doc["plots"]:
         print(f"wrote {p}")
@@ -161,15 +182,16 @@ def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
 
 def _reports(doc: dict, plot_dir: Path, charts: bool = True) -> list[Path]:
     """analysis.md always (it is text, and the JSON names it), the charts unless told not to."""
+    from rlperf.atomic import write_text
     from rlperf.report.replay_charts import write_charts
     from rlperf.report.replay_markdown import analysis_lines
 
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    (plot_dir / "analysis.md").write_text("\n".join(analysis_lines(doc)) + "\n")
+    write_text(plot_dir / "analysis.md", "\n".join(analysis_lines(doc)) + "\n")
     return write_charts(doc, plot_dir) if doc["results"] and charts else []
 
 
 def _plot_only(args) -> int:
+    from rlperf.atomic import Staging
     from rlperf.report.jsonio import read_json
 
     path = Path(args.plot_only)
@@ -177,8 +199,9 @@ def _plot_only(args) -> int:
     for key in ("results", "skipped", "workload", "args"):
         if key not in doc:
             raise UsageError(f"{path}: malformed rlperf replay result, missing key {key!r}")
-    plot_dir = Path(args.plot_dir) if args.plot_dir else path.parent
-    for p in _reports(doc, plot_dir):
-        print(f"wrote {p}")
-    print(f"wrote {plot_dir / 'analysis.md'}")
+    plot_dir = plot_only_dir(args, "replay")
+    with Staging() as stage, malformed_rows(path):
+        _reports(doc, stage.folder(plot_dir))
+        for p in stage.publish():
+            print(f"wrote {p}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from rlperf.commands.args import task_help
 from rlperf.workload import DERIVED, compose
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
@@ -11,8 +12,8 @@ DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 
 def add_parser(sub, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=help_text)
-    p.add_argument("--task", default=DEFAULT_TASK)
-    p.add_argument("--sim", default=DEFAULT_SIM)
+    p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
+    p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
     p.add_argument("--gpus", type=int, default=1, help="learner ranks (global ratios scale with it)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. algo.num_envs=4096")

@@ -14,13 +14,10 @@ next_obs, a lost terminal patch, scaled rewards) moves mean Q and the actor loss
 more within a few updates; the C51 critic loss (a cross-entropy over atoms) moves least, so the check
 fails when any one of the three leaves the bound.
 
-    python -m rlperf.e2e.consistency --task g1_motion_tracking --updates 50 [hydra overrides ...]
+    rlperf e2e-consistency --task g1_motion_tracking --updates 50 [hydra overrides ...]
 """
 
 from __future__ import annotations
-
-import argparse
-import json
 
 import torch
 
@@ -103,26 +100,3 @@ def check(cfg, workload, *, updates: int, seed: int = 0, device="cpu", bound: fl
             "trajectories": traj, "relative_difference": rel, "bound": bound,
             "ok": all(v <= bound for v in rel.values()), "definition": relative_difference.__doc__}
 
-
-def main(argv=None) -> int:
-    from rlperf.e2e.learner.config import learner_config
-    from rlperf.workload import compose
-
-    p = argparse.ArgumentParser(prog="python -m rlperf.e2e.consistency", description=__doc__.splitlines()[0])
-    p.add_argument("--task", default="g1_motion_tracking")
-    p.add_argument("--sim", default="mujoco")
-    p.add_argument("--updates", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--bound", type=float, default=ACCEPT_REL)
-    p.add_argument("overrides", nargs="*", help="Hydra overrides (algo.num_envs=..., algo.batch_size=...)")
-    args = p.parse_args(argv)
-    wl = compose(args.task, args.sim, args.overrides)
-    cfg = learner_config(args.task, args.sim, args.overrides, workload=wl)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    report = check(cfg, wl, updates=args.updates, seed=args.seed, device=device, bound=args.bound)
-    print(json.dumps({k: v for k, v in report.items() if k != "trajectories"}, indent=2))
-    return 0 if report["ok"] else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -50,6 +50,12 @@ class EnvCase:
         return f"{self.task}:{self.profile}:{self.num_envs}:{self.threads}"
 
 
+def quick_threads(cap: int) -> tuple[int, ...]:
+    """`--quick`'s thread counts on a machine of `cap` threads: one thread and the whole machine (both
+    measured; a fixed 2,4 would skip half its points on a 2-core box)."""
+    return tuple(dict.fromkeys((1, cap)))
+
+
 def thread_sweep(cap: int, requested: tuple[int, ...] = THREADS) -> tuple[int, ...]:
     """Requested thread counts at or below `cap` (the default sweep stops at the machine)."""
     return tuple(t for t in requested if t <= cap)

@@ -3,15 +3,12 @@ in-kernel, and numpy single-thread generation of the same draws (issue 9 section
 <= 1.15x, the in-kernel draws >= 20x faster than numpy's). Arms are interleaved round by round and each
 keeps its minimum, so a load spike on a shared box hits all arms alike and rarely survives the min.
 
-    python -m rlperf.envs.noise_overhead --task g1_motion_tracking --num-envs 32768 --threads 2 --rounds 50
-    (bad input: exit 2; `python -m rlperf.envs.probe.noise_overhead` is the probe's shorthand)
+    rlperf noise-overhead --task g1_motion_tracking --num-envs 32768 --threads 2 --rounds 50
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
 import time
 
 ARMS = ("kernel-noise-passed", "kernel-in-kernel-noise", "numpy-draws")
@@ -51,33 +48,3 @@ def measure(num_envs: int, threads: int, *, task: str = "probe", rounds: int = 5
             # how many times faster the in-kernel draws are than numpy's; None when the increment is in the noise
             "numpy_over_in_kernel_draws": best["numpy-draws"] / extra if extra > 0 else None}
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def main(argv=None, *, task: str | None = None) -> int:
-    """CLI; `task` fixes the task (the probe shorthand) instead of the --task option."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    if task is None:
-        p.add_argument("--task", choices=tuple(TASKS), required=True)
-    p.add_argument("--num-envs", type=_positive, default=8192)
-    p.add_argument("--threads", type=_positive, default=1)
-    p.add_argument("--rounds", type=_positive, default=50)
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)  # exits 2 on bad input, naming the valid tasks
-    from rlperf.envs import threads
-
-    threads.prepare_numba()
-    if args.threads > threads.max_numba_threads():
-        p.error(f"--threads {args.threads} exceeds this machine's {threads.max_numba_threads()}")
-    result = measure(args.num_envs, args.threads, task=task or args.task, rounds=args.rounds, seed=args.seed)
-    print(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from rlperf.errors import InfrastructureError  # re-exported: it lives in rlperf.errors now
+from rlperf.errors import InfrastructureError, SuiteImportError  # re-exported: they live in rlperf.errors now
 
 
 class GateExit(IntEnum):
@@ -15,10 +15,10 @@ class GateExit(IntEnum):
 
     OK = 0
     REGRESSION = 1  # slower/bigger by more than the factor, or a parity metric out of tolerance
-    USAGE = 2  # bad flags or config (rlperf.errors.EXIT_USAGE)
+    USAGE = 2  # bad flags or config, unsafe machine name, dirty head (rlperf.errors.EXIT_USAGE)
     BENCHMARK_FAILURE = 3  # a point that ran on base (or is new) failed on head; head's suite does not import
     COVERAGE_LOSS = 4  # a point measured on base is skipped or missing on head
-    INFRASTRUCTURE = 5  # unknown commit, malformed results, host changed, asv/pip could not run, a crash
+    INFRASTRUCTURE = 5  # unknown commit, malformed/corrupt results, nothing compared, host changed, asv/pip failed, a crash
     CHANGED_BENCHMARK = 6  # a benchmark's asv version differs between base and head (not accepted)
 
 
@@ -32,14 +32,6 @@ def worst(codes) -> GateExit:
     """The most severe of `codes` (OK for none)."""
     present = set(codes)
     return next((code for code in SEVERITY if code in present), GateExit.OK)
-
-
-class SuiteImportError(InfrastructureError):
-    """asv could not import a commit's benchmark suite: a verdict on that commit when it is the head."""
-
-    def __init__(self, message: str, sha: str):
-        super().__init__(message)
-        self.sha = sha
 
 
 __all__ = ["GateExit", "InfrastructureError", "SEVERITY", "SuiteImportError", "worst"]

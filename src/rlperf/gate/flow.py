@@ -6,8 +6,10 @@ Kept apart from the CLI so tests and other tools can drive it with plain argumen
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 
+from rlperf.asvtools.store import DEFAULT_WAIT_S
 from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
@@ -28,13 +30,24 @@ class Where:
     machine: str
     conf: str  # asv.conf.json used for commits that have none of their own
     bench: str | None = None  # asv --bench regex, to gate a subset (compared points and coverage alike)
+    store_wait_s: float = DEFAULT_WAIT_S  # seconds a run waits for another writer's lock on results_dir
+    head_working_tree: bool = False  # --allow-dirty: head prepared from the working tree (gate_working_tree)
+
+
+# Where `--run` writes its measurements unless --store (or --results-dir) names a results history:
+# git-ignored (`.asv/` in .gitignore), so a local gate run never dirties the committed results.
+LOCAL_RESULTS = os.path.join(".asv", "gate-results")
+
+
+def local_results_dir(repo: str) -> str:
+    return os.path.join(os.path.abspath(repo), LOCAL_RESULTS)
 
 
 def _run(where: Where, sha: str, echo) -> int:
     from rlperf.asvtools.run_commit import run_commit  # imported late: pure comparisons need no git/pip
 
     return run_commit(where.repo, sha, machine=where.machine, results_dir=where.results_dir,
-                      fallback_conf=where.conf, bench=where.bench, echo=echo)
+                      fallback_conf=where.conf, bench=where.bench, echo=echo, wait_s=where.store_wait_s)
 
 
 def _notes(base: CommitResults, head: CommitResults, env_map: dict, findings, not_measured: int) -> list[str]:
@@ -101,7 +114,12 @@ def _measured(where: Where, verdict: Verdict, config: GateConfig, keep: str | No
                                  confirm=_flagged_paired(config, compile_bench(where.bench)),
                                  confirm_rounds=config.paired_confirm)
     verdict.host = "one session, both commits interleaved (host shared by construction)"
-    return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, []
+    notes = [f"results folder: {note}" for note in passes.store_notes]  # asvtools.store: what it did not store
+    if not where.head_working_tree:  # gate_working_tree says where its results went (nowhere)
+        local = os.path.abspath(where.results_dir) == local_results_dir(where.repo)
+        notes.append(f"the last pass of both commits was merged into {where.results_dir}"
+                     + (" (a git-ignored local folder; --store writes into the results history)" if local else ""))
+    return representative([b for b, _ in passes.runs]), representative([h for _, h in passes.runs]), passes, notes
 
 
 def _flagged_paired(config: GateConfig, bench):
@@ -223,8 +241,61 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
         verdict.findings = findings
         verdict.notes = notes + _notes(base, head, env_map, findings, not_measured) + _confirmed_notes(passes, findings)
         verdict.notes += _unused_acceptances(accept_changed, findings)
+        nothing = _nothing_compared(findings)
+        if nothing:
+            verdict.errors.append(nothing)
     except InfrastructureError as exc:
         verdict.errors.append(str(exc))
+    return verdict
+
+
+# Statuses of a point the gate actually judged (a ratio against base, or a tolerance on head).
+_JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted", "advisory")
+
+
+def _nothing_compared(findings) -> str | None:
+    """The error when no point was judged and nothing else blocks: a verdict that compared nothing
+    is never a pass (a --bench that finds only points this machine skips, say CUDA ones on a CPU box).
+    Lost coverage (4) or a failure (3) keeps its own code."""
+    if any(f.status in _JUDGED for f in findings) or any(f.exit_code for f in findings):
+        return None
+    counts = {}
+    for f in findings:
+        counts[f.status] = counts.get(f.status, 0) + 1
+    why = {"not-measured": "measured on neither commit, skipped on this machine", "new": "measured on head only",
+           "still-failing": "failed on both"}
+    listed = "; ".join(f"{n} {why.get(s, s)}" for s, n in sorted(counts.items()))
+    return (f"nothing compared: none of the {len(findings)} selected point(s) was measured on both commits "
+            f"({listed}); a verdict that compared nothing is not a pass. Select points this machine can "
+            "measure (--bench), or gate on a machine that has what they need")
+
+
+def uncommitted_head(where: Where, head_ref: str) -> list[str]:
+    """The uncommitted paths (asvtools.git.uncommitted_paths) a measurement of `head_ref` would leave
+    out: those of the working tree when head_ref is the checked-out commit, else []."""
+    from rlperf.asvtools.git import resolve, uncommitted_paths
+
+    try:
+        if resolve(where.repo, head_ref) != resolve(where.repo, "HEAD"):
+            return []
+    except InfrastructureError:
+        return []  # an unknown ref (or no commit yet) is the verdict's own error (5)
+    return uncommitted_paths(where.repo)
+
+
+def gate_working_tree(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, changed: list[str],
+                      **kwargs) -> Verdict:
+    """`--run --allow-dirty`: gate() with the head measured from the working tree (head's worktree
+    with the uncommitted `changed` paths copied over it). Those results carry the commit's SHA without
+    being its code, so they go to a scratch results folder deleted after the verdict, never into a
+    results folder; the verdict says so."""
+    with tempfile.TemporaryDirectory(prefix="rlperf-worktree-results-") as scratch:
+        verdict = gate(replace(where, results_dir=scratch, head_working_tree=True), base_ref, head_ref, config,
+                       run=True, **kwargs)
+    verdict.working_tree = tuple(changed)
+    verdict.mode = "head = the working tree with its uncommitted changes (--allow-dirty); " + verdict.mode
+    verdict.notes.append("the working tree's results were not stored in any results folder (they carry the "
+                         "commit's SHA but not its code)")
     return verdict
 
 
@@ -316,4 +387,5 @@ def backfill(where: Where, spec: str, echo=print, allow_host_change: bool = Fals
     return worst(codes), messages
 
 
-__all__ = ["Where", "backfill", "backfill_commits", "gate", "history_host_change", "stored_commits"]
+__all__ = ["LOCAL_RESULTS", "Where", "backfill", "backfill_commits", "gate", "gate_working_tree", "history_host_change",
+           "local_results_dir", "stored_commits", "uncommitted_head"]

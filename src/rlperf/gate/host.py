@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlperf.gate.results import HOST_KEYS, UNRECORDED
+from rlperf.asvtools.stored import HOST_KEYS, UNRECORDED
 
 MIN_BAND = 1.0  # the narrowest band of a measured part (see the module docstring for why it is wide)
 

@@ -5,9 +5,10 @@ the run-to-run variation (slow phases, frequency and neighbour drift). So the ga
 commits once (worktree + overlay install each) and runs asv k times for each, alternating which
 commit goes first (base-head, head-base, ...) so a drift within the session cancels. Each pass
 writes into its own scratch results folder; the judge takes, per point, the median of the k
-per-pass ratios. The last pass is copied into the real results folder, with the session's host
-fingerprint, so history and the site keep one result per commit. With `keep`, every pass folder is
-also kept (gate.passdir), for a judge elsewhere (`--passes-from`).
+per-pass ratios. The last pass is merged into the real results folder (asvtools.store: point by
+point, under the folder's lock), with the session's host fingerprint, so history and the site keep
+one result per commit. With `keep`, every pass folder is also kept (gate.passdir), for a judge
+elsewhere (`--passes-from`).
 
 With `paired_seconds` > 0, the two prepared commits then sample, in lock-step (gate.paired), every
 `time_` point (and `track_` point with samples) the passes measured on both sides: those pairs, not
@@ -16,7 +17,6 @@ the passes, carry its verdict.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shutil
@@ -67,20 +67,6 @@ def paired_values(values: dict, paired: dict | None, block: int) -> tuple[dict, 
             out[(env, name)] = blocks
             keys.add((env, name))
     return out, frozenset(keys)
-
-
-def _publish(pass_dir: str, results_dir: str, machine: str, shas, head_meta: str | None) -> None:
-    """Copy one pass's result files (and head's benchmarks.json) into the shared results folder."""
-    target = os.path.join(results_dir, machine)
-    os.makedirs(target, exist_ok=True)
-    for sha in shas:
-        for path in glob.glob(os.path.join(pass_dir, machine, sha[:8] + "-*.json")):
-            shutil.copy2(path, os.path.join(target, os.path.basename(path)))
-    machine_json = os.path.join(pass_dir, machine, "machine.json")
-    if os.path.isfile(machine_json):
-        shutil.copy2(machine_json, os.path.join(target, "machine.json"))
-    if head_meta:
-        shutil.copy2(head_meta, os.path.join(results_dir, "benchmarks.json"))
 
 
 def pairable(base: CommitResults, head: CommitResults) -> list[str]:
@@ -152,18 +138,21 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     sampled again, up to confirm_rounds times (_confirm).
     keep: a folder (absent or empty, checked by the caller) that receives every pass (gate.passdir),
     or, when a suite does not import, a passes.json naming that commit."""
+    from rlperf.asvtools import store
     from rlperf.asvtools.fingerprint import fingerprint
-    from rlperf.asvtools.run_commit import prepared_commit, run_prepared, store_fingerprint
+    from rlperf.asvtools.run_commit import prepared_commit, prepared_working_tree, run_prepared
     from rlperf.gate.paired import save as save_pairs
 
     scratch = tempfile.mkdtemp(prefix="rlperf-passes-")
-    runs, orders, session, pairs, paired_file = [], [], None, None, None
+    runs, orders, session, pairs, paired_file, stored = [], [], None, None, None, []
     kept = dict(base=base_sha, head=head_sha, machine=where.machine, bench=where.bench)
     try:
-        with prepared_commit(where.repo, base_sha, echo) as base, prepared_commit(where.repo, head_sha, echo) as head:
+        prepare_head = prepared_working_tree if where.head_working_tree else prepared_commit
+        with prepared_commit(where.repo, base_sha, echo) as base, prepare_head(where.repo, head_sha, echo) as head:
             session = fingerprint()
             commits = {"base": base, "head": head}
-            head_meta = os.path.join(scratch, "head-benchmarks.json")
+            metas = {side: os.path.join(scratch, f"{side}-benchmarks.json") for side in commits}
+            head_meta = metas["head"]
             for index in range(passes):
                 pass_dir = os.path.join(scratch, passdir.pass_folder(index))
                 orders.append(",".join(order_of(index)))
@@ -171,8 +160,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                     echo(f"rlperf gate: pass {index + 1}/{passes}: {side}")
                     run_prepared(commits[side], machine=where.machine, results_dir=pass_dir,
                                  fallback_conf=where.conf, bench=where.bench, echo=echo)
-                    if side == "head":
-                        shutil.copy2(os.path.join(pass_dir, "benchmarks.json"), head_meta)
+                    shutil.copy2(os.path.join(pass_dir, "benchmarks.json"), metas[side])
                 runs.append((load_commit(pass_dir, where.machine, base_sha),
                              load_commit(pass_dir, where.machine, head_sha)))
             if paired is not None:
@@ -183,8 +171,9 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
                              confirm_rounds, echo)
                 paired_file = os.path.join(scratch, "paired.json")
                 save_pairs(paired_file, list(pairs.values()), paired)
-            _publish(pass_dir, where.results_dir, where.machine, (base_sha, head_sha), head_meta)
-            store_fingerprint(where.results_dir, where.machine, session, base_sha, head_sha)
+            stored = store.publish(where.results_dir, where.machine, pass_dir, (base_sha, head_sha),
+                                   metas=(metas["base"], metas["head"]), bench=where.bench, fingerprint=session,
+                                   wait_s=where.store_wait_s, echo=echo)
             if keep:
                 passdir.save(keep, [os.path.join(scratch, passdir.pass_folder(i)) for i in range(passes)],
                              order=orders, fingerprint=session, paired=paired_file, **kept)
@@ -196,7 +185,7 @@ def measure_interleaved(where, base_sha: str, head_sha: str, passes: int, echo, 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Passes(runs=tuple(runs), order=tuple(orders), paired=pairs,
-                  paired_block=paired.block if paired is not None else 0)
+                  paired_block=paired.block if paired is not None else 0, store_notes=tuple(stored))
 
 
 __all__ = ["Passes", "measure_interleaved", "order_of", "pairable", "pass_values", "paired_values", "representative"]

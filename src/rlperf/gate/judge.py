@@ -31,6 +31,7 @@ class Finding:
     status: str  # regression | parity | failed | skipped-on-head | missing-on-head | changed (asv version
     #              differs, blocks) | improved | ok | noise (over the factor, not significant) | new
     #              | changed-accepted (--accept-changed) | still-failing | not-measured
+    #              | advisory (too noisy to gate: compared and shown, never blocking; detail says why)
     direction: str
     base: float | None
     head: float | None
@@ -147,6 +148,9 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
         status = "improved"
     else:
         status = "ok"
+    if policy.advisory and (not paired or policy.advisory_paired):
+        return finding("advisory", ratio=ratio, method=method,
+                       detail=f"{policy.advisory}; at ×{factor:.2f} it would read {status} ({detail})")
     return finding(status, ratio=ratio, method=method, detail=detail)
 
 

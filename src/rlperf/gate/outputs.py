@@ -6,6 +6,7 @@ import os
 import tempfile
 
 from rlperf.errors import UsageError
+from rlperf.report.jsonio import write_text_atomic  # re-exported: the one atomic writer lives there
 
 
 def check_output_path(path: str | None, flag: str) -> None:
@@ -45,21 +46,6 @@ def _check_creatable(path: str, full: str, flag: str) -> None:
             pass
     except OSError as exc:
         raise UsageError(f"{flag} {path!r} is not writable ({folder}: {exc.strerror})") from None
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write `text` via a temp file + rename in the same folder (the JSON verdict uses report.jsonio)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 __all__ = ["check_output_dir", "check_output_path", "write_text_atomic"]

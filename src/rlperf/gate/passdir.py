@@ -41,6 +41,7 @@ class Passes:
     import_failure: tuple[str, str] | None = None  # (sha, message): a suite that did not import (kept passes)
     paired: dict | None = None  # point name -> gate.paired.PointPairs, when --run sampled pairs
     paired_block: int = 0  # pairs per judged block: the sampling spec's block, whenever `paired` is set
+    store_notes: tuple[str, ...] = ()  # what merging the last pass into the results folder left out (--run)
 
 
 def pass_folder(index: int) -> str:

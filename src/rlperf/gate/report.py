@@ -17,7 +17,7 @@ from rlperf.gate.judge import Finding
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
-         "still-failing": "⚠️", "not-measured": "·", "ok": "✅"}
+         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢"}
 _HEADLINE = {
     GateExit.OK: "✅ no regression",
     GateExit.REGRESSION: "🔴 regression",
@@ -31,6 +31,14 @@ _LEAD_ORDER = ("regression", "parity", "failed", "skipped-on-head", "missing-on-
                "noise", "new", "changed-accepted", "still-failing")
 _QUIET = ("ok",)
 _UNLISTED = ("not-measured",)
+# too noisy to gate (gate.thresholds): listed in a section of their own with the reason, never blocking
+_ADVISORY = ("advisory",)
+
+
+_QUICK_HEADLINE = " — QUICK LOOK, not CI's settings"
+_QUICK_NOTE = ("> ⚠️ **Quick look (`--quick`): 1 pass, no paired sampling. This is NOT what CI runs**; its misses "
+               "and false alarms are far more likely. Run without `--quick` (the profile's passes and paired "
+               "sampling) before trusting the verdict.")
 
 
 @dataclass
@@ -49,6 +57,9 @@ class Verdict:
     mode: str = ""
     host: str = ""
     accepted: tuple[str, ...] = ()
+    working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
+    profile: str | None = None  # gate.toml's [profile.NAME] the run used (the mode says why and what overrode it)
+    quick: bool = False  # --quick: a fast look, not the settings CI runs
 
     @property
     def exit_code(self) -> GateExit:
@@ -70,9 +81,12 @@ def to_dict(v: Verdict) -> dict:
         "schema": "rlperf.gate/1",
         "exit_code": int(code), "verdict": code.name.lower(),
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
-        "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted),
+        "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted), "profile": v.profile, "quick": v.quick,
+        "head_working_tree": list(v.working_tree) if v.working_tree else None,
         "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
+        "advisory": [{"name": f.name, "ratio": f.ratio if f.ratio is None or math.isfinite(f.ratio) else None,
+                      "reason": f.detail} for f in v.findings if f.status in _ADVISORY],
     }
 
 
@@ -103,13 +117,22 @@ def _quiet_row(f: Finding) -> str:
     return f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} |"
 
 
+def _paths(paths, shown: int = 5) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(f"`{p}`" for p in paths[:shown]) + more
+
+
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
     code = v.exit_code
-    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})", "",
+    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})" + (_QUICK_HEADLINE if v.quick else ""),
+             "", *([_QUICK_NOTE, ""] if v.quick else []),
              f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
              + (f"; {v.mode}" if v.mode else "") + ".",
              *([f"host: {v.host}."] if v.host else []), ""]
+    if v.working_tree:
+        lines += [f"> **head is the working tree**, not commit `{v.head[:12]}`: measured with its uncommitted changes "
+                  f"(`--allow-dirty`: {_paths(v.working_tree)}); its results were not stored."]
     lines += [f"> **error:** {e}" for e in v.errors]
     lines += [f"> **benchmark failure:** {e}" for e in v.failures]
     if v.accepted:
@@ -120,12 +143,20 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
         counts = {k: n for k, n in v.counts().items() if k not in _UNLISTED}
         lines += ([""] if lines[-1] else []) + ["counts: " + (", ".join(f"{k} {n}" for k, n in counts.items())
                                                            or "none"), ""]
-    lead = sorted((f for f in listed if f.status not in _QUIET),
+    advisory = sorted((f for f in listed if f.status in _ADVISORY), key=lambda f: f.name)
+    lead = sorted((f for f in listed if f.status not in _QUIET + _ADVISORY),
                   key=lambda f: (_LEAD_ORDER.index(f.status) if f.status in _LEAD_ORDER else 99, f.name))
     quiet = sorted((f for f in listed if f.status in _QUIET), key=lambda f: f.name)
     if lead:
         lines += ["| status | benchmark | base | head | worse× | rule | test |", "|---|---|---|---|---|---|---|"]
         lines += [_lead_row(f) for f in lead]
+    if advisory:
+        lines += ["", f"### 📢 Advisory points: measured, not gated ({len(advisory)})", "",
+                  "Their measured run-to-run noise needs a wider factor than the gate's ceiling "
+                  "(`advisory_above`, docs/gate.md): a change here never blocks, so read these numbers yourself.", "",
+                  "| benchmark | base | head | worse× | why not gated |", "|---|---|---|---|---|"]
+        lines += [f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} | {f.detail} |"
+                  for f in advisory]
     if quiet:
         lines += ["", f"<details><summary>{len(quiet)} unchanged point(s)</summary>", "",
                   "| benchmark | base | head | worse× |", "|---|---|---|---|"]

@@ -1,8 +1,8 @@
 """asv's results folder -> flat points `name(params) -> Point`, via asv's own Results loader.
 
 Each result file is loaded explicitly (asv's iterators log and skip a malformed file, which would
-turn an unreadable result into silent coverage loss); any read error, and any value that is not a
-number, is an InfrastructureError naming the file and the benchmark.
+turn an unreadable result into silent coverage loss); any read error, and any number the gate cannot
+compare (see corrupt_value, the one rule), is an InfrastructureError naming the file and the benchmark.
 """
 
 from __future__ import annotations
@@ -18,17 +18,8 @@ from asv import util as asv_util
 from asv.commands.compare import unroll_result
 from asv.results import Results
 
-from rlperf.errors import UsageError
-from rlperf.gate.exitcodes import InfrastructureError
-
-# Result params that describe the host (asv's machine fields and rlperf's host facets). Everything
-# else in a result's params (python, torch, numba, numpy, cuda, requirements) is the Python identity.
-HOST_KEYS = ("machine", "os", "arch", "cpu", "cpu_flags", "num_cpu", "ram", "gpu", "gpu_count", "gpu_memory",
-             "driver")
-# The value of a host param that a result was stored without (scripts/stamp_host_facet.py): not known,
-# so it neither matches nor contradicts the other side.
-UNRECORDED = "unrecorded"
-
+from rlperf.asvtools.stored import HOST_KEYS, UNRECORDED, has_results, result_files  # re-exported
+from rlperf.errors import InfrastructureError, UsageError
 
 @dataclass(frozen=True)
 class Point:
@@ -65,26 +56,35 @@ class CommitResults:
     envs: dict[str, dict] = field(default_factory=dict)  # env name -> asv result params
 
 
-def _result_files(results_dir: str, machine: str, sha: str) -> list[str]:
-    folder = os.path.join(results_dir, machine)
-    if not os.path.isdir(folder):
-        return []
-    prefix = sha[:8] + "-"
-    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                  if f.startswith(prefix) and f.endswith(".json"))
-
-
-def has_results(results_dir: str, machine: str, sha: str) -> bool:
-    """Whether any result file of `sha` exists for `machine` (what decides --run in auto mode)."""
-    return bool(_result_files(results_dir, machine, sha))
-
-
 def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _checked(path: str, name: str, value, stats, samples):
-    """Reject what asv's loader lets through but the gate cannot compare: strings, lists, booleans."""
+def corrupt_value(key: str, value, samples) -> str | None:
+    """Why a stored number cannot be compared (None when it can): the gate's one rule for values.
+
+    Every value the gate judges passes here on load (stored results, every --run pass, kept passes).
+    asv writes null for a failure and NaN for a skip (n/a), so those stay; anything else must be
+    finite, or a ratio turns a regression into "improved" (head 0 or base inf) or into exit 1 (head
+    inf). Samples feed the significance test: each must be finite. A `time_` benchmark is an
+    elapsed time (asv's timer), so it must also be > 0; `track_` values are not sign-checked (a fully
+    hidden wait reads 0 ms, a parity metric may be a signed difference)."""
+    if value is not None and math.isinf(value):
+        return f"an infinite value ({value!r})"
+    finite_samples = [s for s in samples or () if s is not None]
+    if any(not math.isfinite(s) for s in finite_samples):
+        return f"a non-finite sample ({next(s for s in finite_samples if not math.isfinite(s))!r})"
+    if key.rsplit(".", 1)[-1].startswith("time_"):
+        if value is not None and value <= 0:
+            return f"a time of {value!r} (an elapsed time is > 0)"
+        if any(s <= 0 for s in finite_samples):
+            return f"a sample time of {min(finite_samples)!r} (an elapsed time is > 0)"
+    return None
+
+
+def _checked(path: str, key: str, name: str, value, stats, samples):
+    """Reject what asv's loader lets through but the gate cannot compare: strings, lists, booleans,
+    and numbers corrupt_value refuses."""
     def bad(what, got):
         return InfrastructureError(f"malformed asv result {path}: benchmark {name!r} has a non-numeric "
                                    f"{what} ({got!r}); expected a number, null (failed) or NaN (skipped)")
@@ -97,13 +97,18 @@ def _checked(path: str, name: str, value, stats, samples):
     if stats is not None and (not isinstance(stats, dict)
                               or not all(v is None or _is_number(v) for v in stats.values())):
         raise bad("stats entry", stats)
-    return (None if value is None else float(value)), stats, samples
+    value = None if value is None else float(value)
+    problem = corrupt_value(key, value, samples)
+    if problem:
+        raise InfrastructureError(f"corrupt asv result {path}: benchmark {name!r} has {problem}; "
+                                  "re-measure it (the gate compares only finite values, NaN marks a skip)")
+    return value, stats, samples
 
 
 def load_commit(results_dir: str, machine: str, sha: str) -> CommitResults:
     """All points of `sha` on `machine`, keyed by (env name, point name), with each env's params."""
     loaded = CommitResults()
-    for path in _result_files(results_dir, machine, sha):
+    for path in result_files(results_dir, machine, sha):
         try:
             result = Results.load(path, machine_name=machine)
             if result.commit_hash[:len(sha)] != sha[:len(result.commit_hash)]:
@@ -115,7 +120,7 @@ def load_commit(results_dir: str, machine: str, sha: str) -> CommitResults:
                                      result.get_result_stats(key, params), result.get_result_samples(key, params))
                 stderr = (result.stderr.get(key) or "").strip()
                 for (name, value, stats, samples), combo in zip(rows, itertools.product(*params)):
-                    value, stats, samples = _checked(path, name, value, stats, samples)
+                    value, stats, samples = _checked(path, key, name, value, stats, samples)
                     loaded.points[(result.env_name, name)] = Point(
                         key=key, name=name, value=value, stats=stats, samples=samples,
                         version=result.benchmark_version.get(key), env=result.env_name, stderr=str(stderr),
@@ -134,8 +139,15 @@ def load_points(results_dir: str, machine: str, sha: str) -> dict[tuple[str, str
 
 
 def load_benchmark_meta(results_dir: str) -> dict[str, dict]:
-    """benchmarks.json (the last run's suite): unit, type and custom attributes such as `direction`."""
-    return read_benchmark_meta(os.path.join(results_dir, "benchmarks.json"))
+    """benchmarks.json (the last run's suite): unit, type and custom attributes such as `direction`.
+
+    Required: without it every point would silently read as lower-is-better with no tolerance."""
+    path = os.path.join(results_dir, "benchmarks.json")
+    if not os.path.isfile(path):
+        raise InfrastructureError(f"no {path}: the gate reads each benchmark's direction, tolerance and unit "
+                                  "from it (asv writes it beside the results of every run); copy it with the "
+                                  "results, or re-run asv into this folder")
+    return read_benchmark_meta(path)
 
 
 def read_benchmark_meta(path: str) -> dict[str, dict]:
@@ -199,5 +211,5 @@ def describe_identity_mismatch(base_envs: dict[str, dict], head_envs: dict[str, 
     return ", ".join(f"{k}: base {base.get(k)!r}, head {head.get(k)!r}" for k in diff[:6]) or "no common key"
 
 
-__all__ = ["HOST_KEYS", "UNRECORDED", "CommitResults", "Point", "compile_bench", "describe_identity_mismatch", "has_results",
+__all__ = ["HOST_KEYS", "UNRECORDED", "CommitResults", "Point", "compile_bench", "corrupt_value", "describe_identity_mismatch", "has_results",
            "load_benchmark_meta", "load_commit", "load_points", "pair_envs", "python_identity", "select"]

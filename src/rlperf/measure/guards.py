@@ -14,8 +14,14 @@ class Verdict:
     reason: str = ""
 
 
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB ({int(n):,} B)"
+def gib(n: float, digits: int = 2) -> str:
+    """`n` bytes as GiB, thousands separated: the one way tables and messages print a memory size."""
+    return f"{n / 2**30:,.{digits}f}"
+
+
+def gib_and_bytes(n: float) -> str:
+    """`n` bytes as GiB with the exact byte count, for a guard's reason."""
+    return f"{gib(n)} GiB ({int(n):,} B)"
 
 
 def available_host_bytes() -> int:
@@ -60,14 +66,44 @@ def check_host(need_bytes: int, what: str, available: int | None = None) -> Verd
     available = available_host_bytes() if available is None else available
     budget = HOST_FRACTION * available
     if need_bytes > budget:
-        return Verdict(False, f"host memory: {what} needs {_gib(need_bytes)}, budget is {HOST_FRACTION:g} x "
-                              f"available {_gib(available)} = {_gib(budget)}")
+        return Verdict(False, f"host memory: {what} needs {gib_and_bytes(need_bytes)}, budget is "
+                              f"{HOST_FRACTION:g} x available {gib_and_bytes(available)} = {gib_and_bytes(budget)}")
     return Verdict(True)
 
 
 def check_device(need_bytes: int, what: str, free: int, device_name: str = "cuda") -> Verdict:
     need = need_bytes * DEVICE_SAFETY_FACTOR
     if need > free:
-        return Verdict(False, f"device memory on {device_name}: {what} needs {_gib(need_bytes)} x "
-                              f"{DEVICE_SAFETY_FACTOR} = {_gib(need)}, free {_gib(free)}")
+        return Verdict(False, f"device memory on {device_name}: {what} needs {gib_and_bytes(need_bytes)} x "
+                              f"{DEVICE_SAFETY_FACTOR} = {gib_and_bytes(need)}, free {gib_and_bytes(free)}")
     return Verdict(True)
+
+
+def nbytes(obj, _seen=None) -> int:
+    """Bytes held by the numpy arrays / tensors inside `obj` (dicts, sequences, dataclasses, objects),
+    each counted once: how big a workload's inputs are, measured at a small size and scaled."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if hasattr(obj, "nbytes") and not isinstance(obj, type):
+        return int(obj.nbytes)
+    if isinstance(obj, dict):
+        return sum(nbytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(nbytes(v, seen) for v in obj)
+    if hasattr(obj, "__dict__"):
+        return sum(nbytes(v, seen) for v in vars(obj).values())
+    if hasattr(obj, "__slots__"):
+        return sum(nbytes(getattr(obj, s, None), seen) for s in obj.__slots__)
+    return 0
+
+
+def require_host(need_bytes: int, what: str, flag: str, available: int | None = None) -> None:
+    """Refuse, before allocating, a size whose memory the host cannot hold: a UsageError (exit 2) naming
+    the bytes needed and available, instead of a MemoryError half-way through a run."""
+    from rlperf.errors import UsageError
+
+    verdict = check_host(need_bytes, what, available)
+    if not verdict.ok:
+        raise UsageError(f"{flag}: {verdict.reason}; give a smaller {flag}")

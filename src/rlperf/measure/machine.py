@@ -10,6 +10,8 @@ import re
 import shutil
 import subprocess
 
+from rlperf.errors import UsageError
+
 
 def _cpuinfo_value(*keys: str) -> str:
     """The first /proc/cpuinfo value under any of `keys` ('' where there is none, as off Linux)."""
@@ -112,6 +114,21 @@ def machine_name(ident: dict | None = None) -> str:
     ident = ident or machine_identity()
     gpu = f"{_slug(ident['gpu'])}x{ident['gpu_count']}" if ident["gpu_count"] else "cpu"
     return f"{gpu}-{ident['num_cpu']}vcpu-{_slug(ident['cpu'])}"[:80]
+
+
+# A machine name becomes a folder (results/<machine>/) and a key of asv's machine file: one safe path
+# component, so `--machine ../../x` cannot write outside the results folder.
+MACHINE_NAME_RULE = ("letters, digits, '.', '_' and '-' only, not starting with '.', "
+                     "at most 100 characters")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+
+
+def check_machine_name(name: str, what: str = "--machine") -> str:
+    """`name` when it is a safe machine name (MACHINE_NAME_RULE), else a UsageError naming the rule."""
+    if not _SAFE_NAME.fullmatch(name):
+        raise UsageError(f"{what} {name!r} is not a valid machine name: use {MACHINE_NAME_RULE} "
+                         "(it names the results folder <results-dir>/<machine>/)")
+    return name
 
 
 def one_line(ident: dict | None = None) -> str:

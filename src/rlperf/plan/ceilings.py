@@ -82,3 +82,11 @@ def measure_now() -> MachineCeilings:
         machine=machine_name(), source="measured now", host_copy_Bps=float(ceil["host_copy_Bps"]),
         h2d_Bps=ceil.get("h2d_pinned_Bps"), d2d_Bps=ceil.get("d2d_Bps"), host_free_bytes=res.host_available_bytes,
         device_free_bytes=res.device_free_bytes, gpu_count=res.cuda_devices)
+
+
+def superseded_note(results_path: str | Path) -> str | None:
+    """Why the report folder of `results_path` is marked superseded (its SUPERSEDED.md), or None: a plan
+    modelled on replaced ceilings must say so."""
+    from rlperf.report.summary import superseded_note as note
+
+    return note(Path(results_path).parent)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from rlperf.measure import guards
 from rlperf.plan.candidates import Candidate
 from rlperf.plan.ceilings import MachineCeilings
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import LAYOUTS as STORAGE_LAYOUTS
 from rlperf.replay.layouts import StorageLayout, storage_layout
 from rlperf.replay.multirank.traffic import Rates, rank_traffic
 from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
+from rlperf.row_layout import RowLayout
 
 # --layout choices: "native" is each placement's own layout, else a registered layout for every candidate.
 LAYOUTS = ("native", *STORAGE_LAYOUTS)

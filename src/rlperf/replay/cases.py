@@ -110,6 +110,12 @@ def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
     return guards.Verdict(False, missing) if missing else guards.Verdict(True)
 
 
+def min_capacity_rows(wl) -> int:
+    """The smallest capacity a replay of `wl` can sample from: the newest step (num_envs rows, still
+    being written) is never sampled, so one row more than a step."""
+    return wl.num_envs + 1
+
+
 def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_rows=None,
                placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
     """Cases in measurement order: GPU count, capacity, placement."""

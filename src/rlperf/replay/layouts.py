@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlperf.errors import choice_error
-from rlperf.replay.layout import FIELD_ORDER, RowLayout
+from rlperf.row_layout import FIELD_ORDER, RowLayout
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "uint8": 1}
 WORD_BYTES = 4

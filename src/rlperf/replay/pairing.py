@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.storage import Batch, Storage
+from rlperf.row_layout import RowLayout
 
 
 class PairedStorages:

@@ -20,9 +20,8 @@ from typing import NamedTuple
 
 import torch
 
-from rlperf.replay.layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 from rlperf.replay.layouts import Field, StorageLayout
-from rlperf.replay.sampler import TorchSampler
+from rlperf.row_layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 
 STORAGE_KINDS = ("host", "host-pinned", "device")
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "uint8": torch.uint8}
@@ -187,17 +186,18 @@ class Storage:
             return torch.index_select(self.table, 0, indices, out=out)
         rows = self.table.index_select(0, indices)
         nxt = self.table.index_select(0, (indices + self.step_rows) % self.capacity)
-        slot = self.slot_of_row[indices].long()
-        ended = torch.nonzero(slot >= 0).flatten()
-        final = self.terminal.index_select(0, slot[ended])
+        # No host sync (a nonzero() here stalled the host every draw, so its speed set the draw's):
+        # gather a terminal row for every index (slot 0 where there is none) and select per row.
+        slot = self.slot_of_row[indices]
+        ended = (slot >= 0).unsqueeze(1)
+        final = self.terminal.index_select(0, slot.clamp(min=0))
         for f in self.batch_fields:
             dst = field_view(out, f)
             if f.name in self.stored:
                 dst.copy_(field_view(rows, self.stored[f.name]))
                 continue
             src = self.stored[f.name.removeprefix("next_")]
-            dst.copy_(field_view(nxt, src))
-            dst[ended] = field_view(final, self.terminal_fields[f.name])
+            torch.where(ended, field_view(final, self.terminal_fields[f.name]), field_view(nxt, src), out=dst)
         return out
 
     def new_batch(self, n: int, *, device: torch.device | None = None, pin_memory: bool = False) -> torch.Tensor:
@@ -217,21 +217,6 @@ class Storage:
             out.append(view[:, 0] if name in SCALAR_FIELDS else view)
         return Batch(*out)
 
-    def sample(self, n: int, sampler, dtype: torch.dtype = torch.float32) -> Batch:
-        """Draw `n` indices with `sampler` (a Sampler, or a torch.Generator for the torch sampler), gather
-        and decode: the simple path; placements keep their own staged buffers."""
-        if isinstance(sampler, torch.Generator):
-            sampler = _GeneratorSampler(sampler)
-        idx = sampler.sample(self, torch.empty(n, dtype=torch.int64, device=self.device))
-        return self.decode(self.gather(idx, self.new_batch(n)), dtype)
-
-
-class _GeneratorSampler(TorchSampler):
-    """The torch sampler around a caller's generator (the historical `sample(n, generator)` call)."""
-
-    def __init__(self, gen: torch.Generator):
-        self.device, self.gen = gen.device, gen
-
 
 class ReplayStorage(Storage):
     """The historical constructor: a packed (or padded, from `layout.align_bytes`) fp32 ring.
@@ -250,16 +235,4 @@ class ReplayStorage(Storage):
         super().__init__(layout, capacity, kind=kind, device=device, step_rows=step_rows)
 
 
-def field_views(rows: torch.Tensor, layout) -> Batch:
-    """Named fp32 views of packed fp32 rows (kept for callers of the old module)."""
-    if isinstance(layout, RowLayout):
-        layout = StorageLayout("fp32", layout, align_bytes=layout.align_bytes)
-    views = []
-    for name in FIELD_ORDER:
-        f = next((f for f in layout.batch_fields() if f.name == name), None)
-        view = field_view(rows, f) if f else rows[:, :0]
-        views.append(view[:, 0] if name in SCALAR_FIELDS else view)
-    return Batch(*views)
-
-
-__all__ = ["Batch", "PREFILL_CHUNK_ROWS", "ReplayStorage", "STORAGE_KINDS", "Storage", "field_view", "field_views"]
+__all__ = ["Batch", "PREFILL_CHUNK_ROWS", "ReplayStorage", "STORAGE_KINDS", "Storage", "field_view"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from rlperf.report.figures import label_points, pyplot, save_png
 
 CHART_NAME = "{task}_summary.png"
 
@@ -19,10 +19,7 @@ def _series(results: list[dict], key: str) -> dict[tuple[str, int], list[tuple[i
 
 def plot_env(doc: dict, path: str | Path) -> Path:
     """Write the two-panel PNG (dpi 150) for an rlperf.env document; atomic like the JSON."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     meta = doc["meta"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
@@ -33,9 +30,7 @@ def plot_env(doc: dict, path: str | Path) -> Path:
         for (profile, threads), points in _series(doc["results"], key).items():
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", label=f"{profile}, {threads}t")
-            for x, y in points:
-                ax.annotate(f"{threads}t", (x, y), textcoords="offset points", xytext=(0, 6),
-                            ha="center", fontsize=7)
+            label_points(ax, ((x, y, f"{threads}t") for x, y in points))
         ax.set_xscale("log", base=2)
         ax.set_xlabel("num_envs")
         ax.set_ylabel(ylabel)
@@ -47,14 +42,4 @@ def plot_env(doc: dict, path: str | Path) -> Path:
     fig.suptitle(f"{meta['task']} fused update_state (Numba, {meta.get('threading_layer', '?')}) vs numpy"
                  f"\n{meta.get('device_line', '')}", fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return save_png(fig, path)

@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from rlperf.errors import UsageError
+from rlperf import atomic
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write `text` whole or not at all, in the umask's mode (rlperf.atomic holds every writer; this
+    name stays for the gate and asvtools callers)."""
+    return atomic.write_text(path, text)
 
 
 def write_json(path: str | Path, doc: dict) -> Path:
-    """Write `doc` to `path` via a temp file + rename, so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=False, default=_jsonable)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _jsonable(obj):
-    if hasattr(obj, "item"):
-        return obj.item()
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+    """Write `doc` to `path` whole or not at all (rlperf.atomic holds every writer)."""
+    return atomic.write_json(path, doc)
 
 
 def read_json(path: str | Path, *, schema: str, versions: tuple[int, ...]) -> dict:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from rlperf.report.figures import label_points, pyplot, save_png
 
 CHART_NAME = "noise_{task}.png"
 
 
 def plot_noise(doc: dict, path: str | Path) -> Path:
     """Best thread count per (variant, envs) as a line, annotated with its thread count; atomic write."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     meta = doc["meta"]
     dists = [d for d in meta["dists"] if any(r["dist"] == d for r in doc["results"])] or meta["dists"]
@@ -30,9 +27,7 @@ def plot_noise(doc: dict, path: str | Path) -> Path:
             xs = sorted(points)
             ys = [points[x]["median_ms"] for x in xs]
             ax.plot(xs, ys, marker="o", label=variant)
-            for x, y in zip(xs, ys):
-                ax.annotate(f"{points[x]['threads']}t", (x, y), textcoords="offset points", xytext=(0, 6),
-                            ha="center", fontsize=7)
+            label_points(ax, ((x, y, f"{points[x]['threads']}t") for x, y in zip(xs, ys)))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("num_envs (64 values per env)")
@@ -44,14 +39,4 @@ def plot_noise(doc: dict, path: str | Path) -> Path:
     fig.suptitle(f"actor-noise generation, {meta['task']} columns ({meta.get('threading_layer', '?')})"
                  f"\n{meta.get('device_line', '')}", fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return save_png(fig, path)

@@ -11,11 +11,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rlperf.replay.metrics import COLOURS, GPU_SAMPLE  # noqa: E402
 from rlperf.report import replay_table as rt  # noqa: E402
+from rlperf.atomic import save_figure  # noqa: E402
 from rlperf.report.replay_placement_chart import placement_chart  # noqa: E402
 
 EXTRA_COLOURS = ("#B279A2", "#72B7B2", "#EECA3B", "#9D755D", "#BAB0AC", "#FF9DA6", "#439894", "#83BCB6",
                  "#D67195", "#8F6D31", "#79706E", "#1F77B4")
 DPI = 170
+MEDIAN_LOG = "Median wall time (ms, log scale)"
 
 
 def _fmt(v: float) -> str:
@@ -40,7 +42,7 @@ def component_breakdown(doc: dict, path: Path) -> Path:
     nrows = -(-len(gpus_list) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols + 2, 4.8 * nrows), squeeze=False)
     width = min(0.18, 0.8 / max(len(series), 1))
-    ymax = 0.0
+    ymax, ymin = 0.0, 0.0
     for ax, gpus in zip(axes.flat, gpus_list):
         caps = rt.capacities(doc, gpus)
         labelled = set()
@@ -57,16 +59,19 @@ def component_breakdown(doc: dict, path: Path) -> Path:
                 labelled.add(label)
                 ax.text(i + offset, v, _fmt(v), ha="center", va="bottom", fontsize=6, rotation=90)
                 ymax = max(ymax, v)
+                ymin = min(ymin, v) if ymin else v
         ax.set_title(f"{gpus} GPU(s)")
-        ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps])
-        ax.set_ylabel("Mean wall time (ms)")
-        ax.grid(axis="y", alpha=0.3)
+        ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps], fontsize=8)
+        ax.set_ylabel(MEDIAN_LOG)
+        ax.set_yscale("log")  # GPU sample is ~1/100 of CPU sample+H2D: on a linear axis its bar is invisible
+        ax.grid(axis="y", alpha=0.3, which="both")
     for ax in axes.flat[len(gpus_list):]:
         ax.axis("off")
     for ax in axes.flat[: len(gpus_list)]:
-        ax.set_ylim(0, ymax * 1.28 or 1)
+        ax.set_ylim(ymin / 2 if ymin else 1e-3, ymax * 4 or 1)
     handles, labels = _unique_legend(axes.flat[: len(gpus_list)])
-    fig.suptitle(f"{_label_of(doc)} replay sampling: CPU sample, H2D, CPU total, GPU sample\n{_device_line(doc)}",
+    fig.suptitle(f"{_label_of(doc)} replay sampling (medians): CPU sample, H2D, CPU total, GPU sample\n"
+                 f"{_device_line(doc)}",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0.14, 1, 0.95))
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.0))
@@ -108,7 +113,7 @@ def speedup_chart(doc: dict, path: Path) -> Path | None:
     ax.set_ylabel("Speedup (x)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(title="Replay capacity")
-    ax.set_title(f"{_label_of(doc)} CPU sample+H2D divided by GPU-resident sample\n{_device_line(doc)}",
+    ax.set_title(f"{_label_of(doc)} CPU sample+H2D divided by GPU-resident sample (medians)\n{_device_line(doc)}",
                  fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
@@ -120,30 +125,30 @@ def gpu_sample_chart(doc: dict, path: Path) -> Path | None:
         return None
     config_cap = doc["workload"]["capacity_rows"]
     caps = sorted({r["capacity_rows"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(max(9.0, 1.6 * len(caps) + 0.25 * len(placements) * len(caps)), 5.5))
     width = 0.8 / len(placements)
     for k, placement in enumerate(placements):
         for i, cap in enumerate(caps):
-            v = rt.mean_ms(doc, placement, GPU_SAMPLE, 1, cap)
+            v = rt.median_ms(doc, placement, GPU_SAMPLE, 1, cap)
             if v is None:
                 continue
             x = i + (k - (len(placements) - 1) / 2) * width
             ax.bar(x, v, width, color=EXTRA_COLOURS[k % len(EXTRA_COLOURS)], label=placement if i == 0 else None)
-            ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps])
-    ax.set_ylabel("Mean wall time (ms)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend()
-    ax.set_title(f"{_label_of(doc)} GPU-resident replay sample wall time\n{_device_line(doc)}", fontsize=10)
+            ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps], fontsize=8)
+    ax.set_ylabel(MEDIAN_LOG)
+    ax.set_yscale("log")  # placements span 0.03-1 ms
+    drawn = [p.get_height() for p in ax.patches]
+    ax.set_ylim(min(drawn) / 1.5, max(drawn) * 2.5)  # room for the value labels above the tallest bar
+    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"{_label_of(doc)} GPU-resident replay sample, median per point\n{_device_line(doc)}", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
 
 
 def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=DPI, bbox_inches="tight")
 
 
 def write_charts(doc: dict, plot_dir: Path) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlperf.measure.guards import gib
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
 from rlperf.report import replay_table as rt
 from rlperf.report.replay_layouts import layout_lines
@@ -24,8 +25,8 @@ def _mib(v: float | None) -> str:
     return "-" if v is None else f"{v / 2**20:.2f}"
 
 
-def _gib(v: float | None) -> str:
-    return "-" if v is None else f"{v / 2**30:.2f}"
+def _gib_cell(v: float | None) -> str:
+    return "-" if v is None else gib(v)
 
 
 def _ratio(v: float | None) -> str:
@@ -46,6 +47,7 @@ def analysis_lines(doc: dict) -> list[str]:
         f"sample:new ratio per rank {wl['sample_new_ratio_per_rank']:g}x",
         f"- Timing: warmup {args['warmup']}, repeat {args['repeat']}, torch threads {args['torch_threads']}; "
         f"clocks as recorded in this run: {_clocks(doc)}.",
+        "- Times are medians of each point's samples (the per-placement table adds the minimum).",
         "- CPU sample+H2D is its own pass (gather then copy, synchronised), so it can differ from the sum.",
         "- Sampling is uniform with replacement over the full capacity (steady state of a full ring); "
         "every host page is written before timing and one gathered batch is verified row by row.",
@@ -77,8 +79,8 @@ def analysis_lines(doc: dict) -> list[str]:
             lines.append(f"| {res['placement']} | {res.get('layout', '-')} | {res['capacity_rows']:,} | "
                          f"{LABELS[metric]} | {t['median_ms']:.3f} | {t['min_ms']:.3f} | "
                          f"{t['effective_Bps'] / 1e9:.1f} | {_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} | "
-                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib(res.get('host_peak_rss_bytes'))} | "
-                         f"{_gib(res.get('device_peak_bytes'))} |")
+                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib_cell(res.get('host_peak_rss_bytes'))} | "
+                         f"{_gib_cell(res.get('device_peak_bytes'))} |")
     if doc.get("layouts"):
         lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from rlperf.replay.metrics import END_TO_END, GPU_SAMPLE, LABELS  # noqa: E402
+from rlperf.atomic import save_figure  # noqa: E402
 
 DPI = 170
 MIB = 2**20
@@ -74,10 +75,7 @@ def placement_chart(doc: dict, path: Path) -> Path | None:
     fig.suptitle(f"{doc['args']['task']}/{doc['args']['sim']}: one learner batch to the GPU, per placement, "
                  f"{cap:,} rows\n{doc.get('device_info', '')}", fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=DPI, bbox_inches="tight")
 
 
 __all__ = ["batch_to_gpu_rows", "placement_chart"]

@@ -8,11 +8,12 @@ from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABEL
 REFERENCE_SERIES = (("host", CPU_SAMPLE), ("host", H2D), ("host", END_TO_END), ("gpu", GPU_SAMPLE))
 
 
-def mean_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+def median_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+    """The point's median: what the charts and the analysis show (a mean follows a few slow samples)."""
     for res in doc["results"]:
         if (res["placement"], res["world_size"], res["capacity_rows"]) == (placement, gpus, capacity):
             timing = res["timings"].get(metric)
-            return timing["mean_ms"] if timing else None
+            return timing["median_ms"] if timing else None
     return None
 
 
@@ -21,10 +22,10 @@ MULTI_GPU_FORM = {"host": "shared-host", "gpu": "gpu-replica"}
 
 
 def reference_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
-    """mean_ms of the reference's column: at N > 1 GPUs, `host` and `gpu` read their per-rank forms."""
+    """median_ms of the reference's column: at N > 1 GPUs, `host` and `gpu` read their per-rank forms."""
     if gpus > 1:
         placement = MULTI_GPU_FORM.get(placement, placement)
-    return mean_ms(doc, placement, metric, gpus, capacity)
+    return median_ms(doc, placement, metric, gpus, capacity)
 
 
 def series(doc: dict) -> list[tuple[str, str]]:
@@ -56,5 +57,7 @@ def speedup(doc: dict, gpus: int, capacity: int) -> float | None:
 
 
 def capacity_label(capacity: int, config_capacity: int) -> str:
-    size = f"{capacity / 2**20:g}M" if capacity >= 2**20 else f"{capacity / 2**10:g}K"
-    return f"{capacity / config_capacity:g}x\n{size}"
+    """Rows, exactly (1,048,576 rows, not "1M"), then the power of two and the multiple of the configured
+    capacity."""
+    power = f"2^{capacity.bit_length() - 1}, " if capacity & (capacity - 1) == 0 else ""
+    return f"{capacity:,} rows\n({power}{capacity / config_capacity:g}x config)"

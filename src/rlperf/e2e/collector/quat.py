@@ -22,11 +22,6 @@ def rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return mul(mul(conj(q), qv), q)[..., 1:]
 
 
-def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    qv = np.concatenate([np.zeros(v.shape[:-1] + (1,)), v], axis=-1)
-    return mul(mul(q, qv), conj(q))[..., 1:]
-
-
 def from_euler(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
     """Extrinsic x-y-z (roll, pitch, yaw) angles to a unit quaternion."""
     cr, sr = np.cos(roll / 2), np.sin(roll / 2)

@@ -63,10 +63,6 @@ class SwitchableWriter:
             raise RuntimeError("no replay attached to the writer")
         self.target.add(**fields)
 
-    @property
-    def rows_written(self) -> int:
-        return 0 if self.target is None else self.target.ptr
-
 
 class ReplayPort:
     """One placement behind the e2e loop: `storage` for the collector, `sample()` for the learner."""

@@ -40,11 +40,11 @@ def profile_iteration(port, collector, learner, *, schedule: str, prefetch: str,
                       env_steps_per_sync: int, path) -> str:
     """One iteration under torch.profiler (CPU + CUDA activities), phases as record_function/NVTX ranges;
     written as a Chrome trace to `path` (a temp file renamed, like every output)."""
-    import os
-    import tempfile
     from pathlib import Path
 
     import torch
+
+    from rlperf.atomic import atomic_path
 
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device is not None and device.type == "cuda":
@@ -55,11 +55,6 @@ def profile_iteration(port, collector, learner, *, schedule: str, prefetch: str,
     with torch.profiler.profile(activities=activities) as prof:
         run_block(schedule, collector, learner, source, iterations=1, device=device,
                   env_steps_per_sync=env_steps_per_sync)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".json", dir=path.parent)
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic_path(path, suffix=".json") as tmp:
+        prof.export_chrome_trace(str(tmp))
     return str(path)

@@ -57,11 +57,13 @@ def _run_chunk_drawn(
     mjp, mjv, mp, mq, mlv, mav, rp, rq, rlv, rav,
     linvel, gyro, dof_pos, dof_vel, cur_act, last_act,
     default_angles, joint_lo, joint_hi,
-    key, unused_gyro, unused_jp, unused_jv,
+    key, n_gyro_slot, n_jp_slot, n_jv_slot,  # n_lin's slot holds the key; these three are never read
     scale, std, thresh, ctrl_dt,
     reward, terminated, actor, critic, logs,
 ):  # fmt: skip
-    """`fused._run_chunk` for envs [lo, hi) with the noise drawn here; the same signature, key in n_lin's place."""
+    """`fused._run_chunk` for envs [lo, hi) with the noise drawn here. The rebound kernel calls it by position
+    with `_run_chunk`'s arguments, so the signature is the same: `key` takes n_lin's place and the `*_slot`
+    arguments (the passed-noise arrays' places) are never read."""
     seed, step, scales = key
     n_lin, n_gyro, n_jp, n_jv = _draw_chunk(seed, step, scales, lo, hi)
     fused._run_chunk(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.multirank.affinity import rank_cores
+from rlperf.row_layout import RowLayout
 
 RANK_SEED_STRIDE = 1009  # the reference's per-rank generator shift: seed + rank * 1009
 

@@ -48,8 +48,8 @@ def feasibility(case, res, *, cpu_ranks: bool = False, shm_free: int | None = No
     if need.shm_bytes:
         free = shm_free_bytes() if shm_free is None else shm_free
         if need.shm_bytes > free:
-            return guards.Verdict(False, f"shared memory: {what} needs {guards._gib(need.shm_bytes)} in "
-                                         f"{SHM_PATH}, free {guards._gib(free)}")
+            return guards.Verdict(False, f"shared memory: {what} needs {guards.gib_and_bytes(need.shm_bytes)} in "
+                                         f"{SHM_PATH}, free {guards.gib_and_bytes(free)}")
     if not cpu_ranks and need.device_bytes:
         verdict = guards.check_device(need.device_bytes, f"{what} (per rank)", res.device_free_bytes, "each GPU")
         if not verdict.ok:

@@ -12,9 +12,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.placements.specs import INDEX_BYTES
+from rlperf.row_layout import RowLayout
 
 # sharded-global buffers besides the shard: the batch, the rows received, and the rows served to
 # peers (expected S, budgeted 2 S for imbalance), plus int64 index/order/request buffers.

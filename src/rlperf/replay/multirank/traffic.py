@@ -4,16 +4,15 @@ The measured runs report the same per-rank byte keys as `rank_traffic`, so model
 compared key by key; the time model turns bytes into milliseconds with the single-H200 ceilings of
 docs/limits.md 1.2-1.4 and the host assumptions in `Host`. Torch-free.
 
-    python -m rlperf.replay.multirank.traffic --markdown   # the tables of docs/tier2-plan.md
+    rlperf traffic   # the tables of docs/tier2-plan.md
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
-from rlperf.measure.guards import DEVICE_SAFETY_FACTOR, HOST_FRACTION
+from rlperf.measure.guards import DEVICE_SAFETY_FACTOR, HOST_FRACTION, gib
 from rlperf.replay.multirank.specs import RANK_SPECS
 from rlperf.replay.placements.specs import INDEX_BYTES
 
@@ -165,10 +164,6 @@ def device_path_ms(placement: str, row_bytes: int, sample_rows: int, world: int,
 
 
 # ---- tables -----------------------------------------------------------------------------------------
-def _gib(n: float) -> str:
-    return f"{n / GIB:,.1f}"
-
-
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
@@ -193,7 +188,7 @@ def layout_table(mt, walk) -> list[str]:
     a = layout_row_bytes(mt.obs_dim, mt.action_dim, mt.critic_dim)
     b = layout_row_bytes(walk.obs_dim, walk.action_dim, walk.critic_dim)
     return _table(["layout", f"B/row {mt.task}", f"B/row {walk.task}", "MT storage 2^26 GiB", "MT 2^28 GiB"],
-                  [[k, f"{a[k]:,}", f"{b[k]:,}", _gib(a[k] * 2**26), _gib(a[k] * 2**28)] for k in a])
+                  [[k, f"{a[k]:,}", f"{b[k]:,}", gib(a[k] * 2**26, 1), gib(a[k] * 2**28, 1)] for k in a])
 
 
 def device_memory_table(wl, host: Host = Host()) -> list[str]:
@@ -204,7 +199,7 @@ def device_memory_table(wl, host: Host = Host()) -> list[str]:
             cells = []
             for e in MEMORY_EXPONENTS:
                 need = RANK_SPECS[p].memory(row, 2**e, wl.sample_rows_per_rank, n).device_bytes
-                cells.append(f"{_gib(need)} {device_fit(need, host.device_free_bytes)}")
+                cells.append(f"{gib(need, 1)} {device_fit(need, host.device_free_bytes)}")
             rows.append([layout, "gpu-replica (any N)" if p == "gpu-replica" else f"{p}, {n} GPUs", *cells])
     return _table(["layout", "placement", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows)
 
@@ -215,7 +210,7 @@ def host_memory_table(wl, rams=(128 * GIB, 560 * GIB), world: int = 8) -> list[s
         cells = []
         for e in MEMORY_EXPONENTS:
             need = RANK_SPECS["shared-host"].memory(row, 2**e, wl.sample_rows_per_rank, world)
-            cells.append(_gib(need.host_bytes) + " " + "/".join(host_fit(need.host_bytes, need.shm_bytes, r)
+            cells.append(gib(need.host_bytes, 1) + " " + "/".join(host_fit(need.host_bytes, need.shm_bytes, r)
                                                                  for r in rams))
         rows.append([layout, *cells])
     return _table(["layout", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows)
@@ -315,19 +310,3 @@ def markdown(mt=None, walk=None) -> str:
         f"{walk.row_bytes:,} B) against the model", "", *reference_table(walk, rates, host),
     ]
     return "\n".join(parts) + "\n"
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlperf.replay.multirank.traffic", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--markdown", action="store_true", help="print the plan's tables as markdown")
-    args = parser.parse_args(argv)
-    if not args.markdown:
-        parser.print_help()
-        return 2
-    print(markdown(), end="")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

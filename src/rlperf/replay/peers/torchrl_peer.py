@@ -14,10 +14,10 @@ from __future__ import annotations
 import torch
 
 from rlperf.measure.timing import time_wall
-from rlperf.replay.layout import FIELD_ORDER
 from rlperf.replay.metrics import CPU_SAMPLE
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.tables import _pattern_row, fill_pattern_
+from rlperf.row_layout import FIELD_ORDER
 
 PREFETCH = 2  # batches sampled ahead on worker threads (host storage only)
 FILL_ROWS = 2**16  # rows per `extend` while filling, so the fill never holds a second table

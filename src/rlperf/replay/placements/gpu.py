@@ -27,6 +27,12 @@ class GpuReplay(Placement):
         self.out = self.storage.new_batch(self.sample_rows, device=dev)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
         self.stream = torch.cuda.Stream(self.device) if self.device is not None else None
+        if self.device is not None:
+            # Before any launch on self.stream: the prefill's last copies may still be reading a freed
+            # chunk that the caching allocator has just handed to `out` (allocations are ordered on the
+            # default stream only); a draw on self.stream would overwrite it and the table's last rows
+            # with it (seen: wrong rows in about half of the gpu-fused-bf16 processes).
+            torch.cuda.synchronize(self.device)
         if self.sampler.in_kernel and self.device is not None:
             self._setup_kernel()
         if self.device is not None:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from itertools import product
 
 from rlperf.errors import UsageError, choice_error
-from rlperf.replay.layout import RowLayout
 from rlperf.replay.layouts import LAYOUTS, StorageLayout, storage_layout
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
+from rlperf.row_layout import RowLayout
 
 INDEX_BYTES = 8  # int64 sample indices
 CACHE_ROWS_MAX = 2**22  # gpu-cache: M, the cached rows (15.6 GB of padded motion-tracking rows)

@@ -21,6 +21,7 @@ class UvaReplay(Placement):
         self.out = self.storage.new_batch(self.sample_rows, device=self.device)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
         self.stream = torch.cuda.Stream(self.device)
+        torch.cuda.synchronize(self.device)  # `out`'s zero fill (default stream) lands before any draw writes it
         if self.prefill:
             self.sample()  # compile outside any timing
 

@@ -1,0 +1,183 @@
+"""`rlperf gate-power`: the detection power of `rlperf gate --run`, measured: how often a known slowdown is
+caught, how often nothing is (docs/gate.md, Detection power). Hours on a 2-vCPU box: outside CI.
+
+    rlperf gate-power study --trials 60 --passes 3 --out-json out/power/power.json --out-md out/power/power.md
+    rlperf gate-power study --dry-run ...    # make the clone and commits, print the plan, measure nothing
+    rlperf gate-power study --blocks 6 --passes-per-block 30 --k 3,5 --factors 1.05,1.07,1.10 --sizes 0.10 \\
+        --work-dir out/power/work --out-json ... --out-md ...            # the block design
+    rlperf gate-power study --resume --clone CLONE --work-dir out/power/work ...   # continue, or judge again
+    rlperf gate-power study --blocks 2 --trials-per-block 30 --paired-seconds 5 --sizes 0.05,0.10,0.20 \\
+        --steps 2,5,10 --factors 1.03,1.05,1.07 --work-dir ... --out-json ... --out-md ...   # paired sampling
+    rlperf gate-power resample WORK_DIR --trials 60,30,15 --factors 1.03,1.05,1.10 --injected "'g1_walk_flat'"
+    rlperf gate-power session-bias WORK_DIR  # are a block study's sessions biased beyond their passes' noise?
+
+`study`: in a throw-away clone of the repository, on top of --base, one commit per size injects a known
+slowdown (a calibrated chain of dependent sqrt in the g1_walk_flat kernel, or --target gpu-fused: extra
+launches after the fused GPU gather), and a null commit edits a comment. Each trial runs `rlperf gate
+--run` on every arm with a fresh results folder. The block design (--blocks) instead runs ONE real gate
+session of --passes-per-block kept passes per arm and block, and cuts them into disjoint trials of k
+passes (or, with --paired-seconds, each point's pairs into --trials-per-block trials), each judged by
+the gate's verdict path (`rlperf gate --no-run --passes-from`). Reported per arm: detection rate,
+false alarms per unchanged point and per gate run (95 % Wilson intervals), CV of base medians, samples
+per point, seconds per gate run. `resample` re-cuts a paired study's kept pairs into other trial
+lengths without measuring; `session-bias` tests a block study's sessions against shuffled passes.
+
+(`rlperf gate` is one command of flags; the study has flags of its own with other meanings (--passes,
+--factor, --bench, --out-json), so it is a command beside it, not an action inside it.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+
+def _study_parser(p: argparse.ArgumentParser) -> None:
+    from rlperf.gate.power.injection import TARGETS
+
+    p.add_argument("--repo", default=".", help="repository to clone (default: .)")
+    p.add_argument("--base", default="HEAD", help="commit the arms are made on (default: HEAD)")
+    p.add_argument("--trials", type=int, default=60, help="gate runs per arm (default 60)")
+    p.add_argument("--sizes", default="0.05,0.10,0.20", help="nominal slowdowns (default 0.05,0.10,0.20)")
+    p.add_argument("--passes", type=int, default=3, help="interleaved passes per gate run (default 3)")
+    p.add_argument("--factor", type=float, help="gate factor (default: the clone's gate.toml)")
+    p.add_argument("--target", default="walk", choices=sorted(TARGETS),
+                   help="what the arms edit: the walk kernel (default) or the fused GPU gather (needs --steps)")
+    p.add_argument("--bench", help="points the gate measures (default: the target's)")
+    p.add_argument("--injected", help="regex of the points the injection slows (default: the target's)")
+    p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
+    p.add_argument("--candidate-steps", default="2,3,4,5,6,7,8,10,12,16",
+                   help="chain lengths the calibration measures, in one process (default 2,3,4,5,6,7,8,10,12,16)")
+    p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
+                                   "instead of calibrating")
+    p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
+    p.add_argument("--out-json", required=True, help="power.json: plan, calibration, per-arm rows and every trial")
+    p.add_argument("--out-md", required=True, help="power.md: the tables")
+    p.add_argument("--dry-run", action="store_true", help="make the clone and commits, print the plan, no runs")
+    p.add_argument("--no-null", action="store_true",
+                   help="injected arms only (detection at more sizes, when a run's null arm already measured "
+                        "false alarms)")
+    p.add_argument("--null-only", action="store_true",
+                   help="the null arm only (more false-alarm trials, e.g. a hold-out for a design chosen on "
+                        "earlier ones)")
+    p.add_argument("--blocks", type=int, default=0,
+                   help="block design: this many gate sessions per arm, each cut into trials (default 0: one gate run per trial)")
+    p.add_argument("--passes-per-block", type=int, default=30, help="kept passes per session (default 30)")
+    p.add_argument("--k", default="3,5", help="block design: passes per trial, comma-separated (default 3,5)")
+    p.add_argument("--factors", default="1.05,1.07,1.10", help="block design: gate factors judged (default 1.05,1.07,1.10)")
+    p.add_argument("--work-dir", help="block design: keep every session here (absent or empty; default: a temp folder)")
+    p.add_argument("--resume", action="store_true",
+                   help="block design: continue the run kept in --work-dir (its sessions.json) in its --clone")
+    p.add_argument("--clone", help="with --resume: the interrupted run's clone (holds the arm commits)")
+    p.add_argument("--paired-seconds", type=float, default=0.0,
+                   help="block design: judge paired sampling, T seconds per point per trial (default 0: passes)")
+    p.add_argument("--trials-per-block", type=int, default=30,
+                   help="with --paired-seconds: trials each session is cut into (default 30)")
+    p.add_argument("--restarts-per-trial", type=int, default=1,
+                   help="with --paired-seconds: fresh pairs of workers per trial, as --paired-restarts in one "
+                        "gate run (default 1)")
+    p.add_argument("--confirm", metavar="OFFSETS",
+                   help="with --paired-seconds: also judge every trial as `rlperf gate --paired-confirm 1` "
+                        "would, the pairs of the trial K later standing in for the confirming round, for each K "
+                        "of OFFSETS (comma-separated; 1: right after, as a gate pairing one point)")
+    p.add_argument("--screens", default="1",
+                   help="with --confirm: the --paired-screen shares to judge (comma-separated, in (0, 1]; "
+                        "default 1)")
+    p.add_argument("--deadline-min", type=float, default=0.0,
+                   help="block design: start no session after this many minutes (0: no deadline)")
+
+
+def _resample_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("work_dir", help="a paired study's --work-dir (its sessions.json and kept pairs)")
+    p.add_argument("--trials", default="60,30,15", help="trials per session to cut the pairs into (comma-separated)")
+    p.add_argument("--factors", default="1.03,1.05,1.10", help="gate factors judged (comma-separated)")
+    p.add_argument("--injected", required=True, help="regex of the injected points")
+    p.add_argument("--confirm", type=int, default=0, metavar="K",
+                   help="judge with one confirming round: the pairs of the trial K later (0: none)")
+    p.add_argument("--screen", type=float, default=1.0,
+                   help="with --confirm: re-sample above 1 + SCREEN x (factor - 1), in (0, 1] (default 1)")
+    p.add_argument("--out-md", help="also write the table here (atomically)")
+
+
+def _session_bias_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("work_dir", help="a block study's --work-dir of kept passes (not paired)")
+    p.add_argument("--shuffles", type=int, default=2000, help="random re-assignments of the passes to sessions")
+    p.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
+
+
+def add_parser(subparsers, name: str, help_text: str):
+    p = subparsers.add_parser(name, help=help_text, description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias}")
+    for action, add, text in (
+            ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
+            ("resample", _resample_parser, "Re-judge a paired study's kept pairs as longer or shorter trials."),
+            ("session-bias", _session_bias_parser,
+             "Compare a block study's session medians with the same passes shuffled into sessions.")):
+        add(actions.add_parser(action, help=text, description=text))
+    return p
+
+
+def _command(args) -> str:
+    """The command line that ran, for the report (sys.argv when rlperf was started as a program)."""
+    argv = sys.argv[1:]
+    return "rlperf " + shlex.join(argv) if argv[:2] == ["gate-power", args.action] else f"rlperf gate-power {args.action}"
+
+
+def _resample(args) -> int:
+    import os
+
+    from rlperf.errors import UsageError
+    from rlperf.gate.outputs import check_output_path, write_text_atomic
+    from rlperf.gate.power.resample import resample, to_markdown
+
+    if args.confirm < 0 or not 0 < args.screen <= 1:
+        raise UsageError("--confirm must be >= 0 and --screen in (0, 1]")
+    if not os.path.isfile(os.path.join(args.work_dir, "sessions.json")):
+        raise UsageError(f"{args.work_dir} holds no sessions.json (give a `rlperf gate-power study --work-dir`)")
+    try:
+        trials = [int(v) for v in args.trials.split(",")]
+        factors = [float(v) for v in args.factors.split(",")]
+    except ValueError:
+        raise UsageError("--trials takes whole numbers (60,30), --factors numbers (1.03,1.05)") from None
+    if min(trials) < 1 or not all(f > 1 for f in factors) or (args.confirm and args.confirm >= min(trials)):
+        raise UsageError("--trials must be >= 1, --factors > 1 and --confirm below every --trials value")
+    check_output_path(args.out_md, "--out-md")
+    text = to_markdown(resample(args.work_dir, trials, factors, args.injected, args.confirm, args.screen),
+                       _command(args))
+    if args.out_md:
+        write_text_atomic(args.out_md, text)
+    print(text)
+    return 0
+
+
+def _session_bias(args) -> int:
+    import os
+
+    from rlperf.errors import UsageError
+    from rlperf.gate.power.session_bias import session_bias, to_text
+
+    if args.shuffles < 1:
+        raise UsageError("--shuffles must be >= 1")
+    if not os.path.isdir(args.work_dir):
+        raise UsageError(f"{args.work_dir!r} is not a folder (give a `rlperf gate-power study --blocks --work-dir`)")
+    print(to_text(session_bias(args.work_dir, args.shuffles, args.seed)))
+    return 0
+
+
+def run(args) -> int:
+    from rlperf.errors import UsageError
+
+    if args.action is None:
+        raise UsageError("give an action: study, resample or session-bias (rlperf gate-power -h)")
+    if args.action == "resample":
+        return _resample(args)
+    if args.action == "session-bias":
+        return _session_bias(args)
+    from rlperf.gate.power.study import check_options, run_study
+    from rlperf.gate.power.tables import to_markdown
+
+    check_options(args)
+    print(to_markdown(run_study(args, _command(args))))
+    return 0

@@ -1,0 +1,28 @@
+"""One help layout for every `rlperf` command: descriptions keep their line breaks, and each flag's help
+ends with its default, so a user never has to read the source to learn what a bare run does."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Appends `(default: X)` to a flag's help unless the text already names its default, or there is none
+    to name (None, False for a switch, a suppressed value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (not text or "default" in text.lower() or default in (None, False, argparse.SUPPRESS)
+                or action.option_strings == [] or default == []):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def apply(parser: argparse.ArgumentParser) -> None:
+    """Give `parser` and every sub-command parser below it this layout."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                apply(sub)

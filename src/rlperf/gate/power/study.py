@@ -1,0 +1,126 @@
+"""The power study end to end: check the options, commit the arms in a throw-away clone, run the trials
+(or the block design), write power.json and power.md atomically (paths checked before anything runs)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+
+from rlperf.asvtools.git import git, resolve, toplevel
+from rlperf.errors import InfrastructureError, UsageError
+from rlperf.gate.outputs import check_output_path, write_text_atomic
+from rlperf.gate.power.injection import TARGETS, make_arms
+from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
+from rlperf.gate.power.tables import summarize, to_markdown
+from rlperf.report.jsonio import write_json
+
+
+def _numbers(text: str, kind, flag: str, example: str) -> list:
+    try:
+        return [kind(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: give comma-separated {kind.__name__}s, e.g. {example}") from None
+
+
+def check_options(args) -> None:
+    """Every study option checked (and the comma lists parsed) before anything is cloned or measured."""
+    args.bench = args.bench or TARGETS[args.target][3]
+    args.injected = args.injected or TARGETS[args.target][4]
+    args.sizes = _numbers(args.sizes, float, "--sizes", "0.05,0.10,0.20")
+    if not all(0 < s < 10 for s in args.sizes):
+        raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
+    if args.null_only and args.no_null:
+        raise UsageError("--null-only and --no-null exclude each other")
+    if args.null_only:
+        args.sizes = []
+    args.k = _numbers(args.k, int, "--k", "3,5")
+    args.factors = _numbers(args.factors, float, "--factors", "1.05,1.10")
+    if not all(k >= 1 for k in args.k) or not all(math.isfinite(f) and f > 1 for f in args.factors):
+        raise UsageError("--k must be >= 1 and every --factors value finite and > 1")
+    if args.steps is not None:
+        args.steps = _numbers(args.steps, int, "--steps", "3,5 (one per --sizes value)")
+        if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
+            raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
+    if args.target != "walk" and args.steps is None and not args.resume:
+        raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
+    args.confirm = _numbers(args.confirm, int, "--confirm", "1,15") if args.confirm else []
+    args.screens = _numbers(args.screens, float, "--screens", "1,0.6")
+    if args.confirm and not args.paired_seconds:
+        raise UsageError("--confirm applies to --paired-seconds (a confirming round re-samples pairs)")
+    if any(k < 1 or k >= args.trials_per_block for k in args.confirm) or not all(0 < v <= 1 for v in args.screens):
+        raise UsageError("--confirm offsets must be >= 1 and below --trials-per-block; --screens in (0, 1]")
+    if args.paired_seconds and not (math.isfinite(args.paired_seconds) and args.paired_seconds > 0 and args.blocks):
+        raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
+    if args.blocks < 0:
+        raise UsageError("--blocks must be >= 0")
+    if args.resume:
+        if not (args.work_dir and os.path.isfile(os.path.join(args.work_dir, "sessions.json"))
+                and args.clone and os.path.isdir(os.path.join(args.clone, ".git"))):
+            raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
+    elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
+        raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
+    args.candidate_steps = sorted(set(_numbers(args.candidate_steps, int, "--candidate-steps", "2,4,8")))
+    if not args.candidate_steps or args.candidate_steps[0] < 1:
+        raise UsageError("--candidate-steps: give whole numbers >= 1")
+    for flag in ("trials", "passes", "passes_per_block", "trials_per_block", "restarts_per_trial"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1")
+    for flag in ("bench", "injected"):
+        try:
+            re.compile(getattr(args, flag))
+        except re.error as exc:
+            raise UsageError(f"--{flag} is not a valid regular expression: {exc}") from None
+    if not args.resume:
+        try:
+            resolve(toplevel(args.repo), args.base)
+        except InfrastructureError as exc:
+            raise UsageError(f"--repo {args.repo!r} --base {args.base!r}: {exc}") from None
+    check_output_path(args.out_json, "--out-json")
+    check_output_path(args.out_md, "--out-md")
+
+
+def run_study(args, command: str) -> dict:
+    """The study of checked `args` (check_options); returns the power.json document it also wrote."""
+    clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
+    try:
+        saved = {"sessions": []}
+        if args.resume:  # an interrupted run's sessions: same clone, base and arm commits
+            with open(os.path.join(args.work_dir, "sessions.json")) as fh:
+                saved = json.load(fh)
+            base, arms, calibration = saved["base"], saved["arms"], {"resumed": True, "fixed_steps": args.steps}
+        else:
+            git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
+            base = git(os.path.abspath(args.repo), "rev-parse", args.base)
+            arms, calibration = make_arms(clone, base, args.sizes, args.candidate_steps, args.dry_run, args.steps,
+                                          args.target, null=not args.no_null)
+        doc = {"schema": "rlperf.gate-power/1", "command": command,
+               "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
+               "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
+               "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
+                        for a in arms]}
+        if args.blocks and not args.dry_run:
+            doc.update(run_blocks(clone, base, arms, args, saved["sessions"]))
+        else:
+            trials = []
+            order = random.Random(args.seed)
+            for trial in range(0 if args.dry_run else args.trials):
+                for arm in order.sample(arms, len(arms)):
+                    print(f"rlperf gate-power: trial {trial + 1}/{args.trials} {arm['arm']}", file=sys.stderr,
+                          flush=True)
+                    trials.append(run_trial(clone, base, arm, args))
+            doc.update(arms=summarize(arms, trials, args.injected), trials=trials)
+        write_json(args.out_json, doc)
+        write_text_atomic(args.out_md, to_markdown(doc))
+        return doc
+    finally:
+        if not args.resume:
+            shutil.rmtree(clone, ignore_errors=True)
+
+
+__all__ = ["check_options", "run_study"]

@@ -1,0 +1,138 @@
+"""The power study's tables: per arm, detection and false alarms with 95 % Wilson intervals, as JSON rows
+and Markdown."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a proportion hits/n ((0, 1) for n = 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cv(values) -> float | None:
+    """Coefficient of variation (stdev / mean) of `values`, None with fewer than two."""
+    values = [v for v in values if v is not None]
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def summarize(arms: list[dict], trials: list[dict], injected: str) -> list[dict]:
+    """Per arm: detection (injected points flagged), false alarms per unchanged point and per run."""
+    pattern = re.compile(injected)
+    rows = []
+    for arm in arms:
+        mine = [t for t in trials if t["arm"] == arm["arm"]]
+        hits = n_inj = alarms = n_other = runs_alarmed = 0
+        ratios, base_medians = [], {}
+        for t in mine:
+            run_alarm = False
+            for name, p in t["points"].items():
+                flagged = p["status"] == "regression"
+                base_medians.setdefault(name, []).append(p["base"])
+                if arm["size"] > 0 and pattern.search(name):
+                    n_inj, hits = n_inj + 1, hits + flagged
+                    ratios.append(p["ratio"])
+                else:
+                    n_other, alarms = n_other + 1, alarms + flagged
+                    run_alarm |= flagged
+            runs_alarmed += run_alarm
+        cvs = {name: cv(v) for name, v in base_medians.items()}
+        rows.append({
+            "arm": arm["arm"], "nominal_size": arm["size"], "steps": arm["steps"], "trials": len(mine),
+            "detection": None if arm["size"] == 0 else {
+                "hits": hits, "n": n_inj, "rate": hits / n_inj if n_inj else None, "wilson95": wilson(hits, n_inj)},
+            "achieved_median_ratio": statistics.median(r for r in ratios if r is not None) if ratios else None,
+            "false_alarms_per_point": {"hits": alarms, "n": n_other, "rate": alarms / n_other if n_other else None,
+                                       "wilson95": wilson(alarms, n_other)},
+            "false_alarms_per_run": {"hits": runs_alarmed, "n": len(mine),
+                                     "rate": runs_alarmed / len(mine) if mine else None,
+                                     "wilson95": wilson(runs_alarmed, len(mine))},
+            "cv_of_base_medians": {k: v for k, v in sorted(cvs.items())},
+            "samples_per_point": sorted({s for t in mine for s in t["samples"]}),
+            "seconds_per_gate_run": (statistics.median(t["seconds"] for t in mine)
+                                     if mine and all(t["seconds"] is not None for t in mine) else None),
+        })
+    return rows
+
+
+def _short(name: str) -> str:
+    """bench_env.EnvFused.time_fused('probe', 8192, 2) -> probe 8192/2."""
+    m = re.search(r"\('([^']+)', (\d+), (\d+)\)", name)
+    return f"{m.group(1)} {m.group(2)}/{m.group(3)}" if m else name
+
+
+def _pct(cell: dict | None) -> str:
+    if not cell or cell["rate"] is None:
+        return "n/a"
+    lo, hi = cell["wilson95"]
+    return f"{cell['rate']:.1%} ({cell['hits']}/{cell['n']}; 95 % CI {lo:.1%}–{hi:.1%})"
+
+
+def to_markdown(doc: dict) -> str:
+    design = (f"block design: {doc['blocks']} block(s) of one gate session per arm with {doc['passes_per_block']} "
+              "kept passes, cut into disjoint trials of k passes" if doc.get("blocks")
+              else f"{doc['passes']} interleaved passes per gate run")
+    if doc.get("paired_seconds"):
+        design = (f"paired block design: {doc['blocks']} block(s) of one gate session per arm (1 asv pass, then "
+                  f"paired sampling), each point's pairs cut into {doc['trials_per_block']} disjoint trials of "
+                  f"about {doc['paired_seconds']:g} s from {doc.get('restarts_per_trial', 1)} fresh pair(s) of worker "
+                  "processes each (k 0 in the table = paired; `0 + confirm@K`: a trial's flagged points, or with "
+                  "`screen S` those above 1 + S x (factor - 1), judged again with the pairs of the trial K later "
+                  "joined, as `--paired-confirm 1 --paired-screen S` would)")
+    lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
+             f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
+             f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
+             "| arm | k | factor | steps | trials | detection | achieved median ratio | false alarms / point "
+             "| false alarms / run | samples/point | s per gate run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["arms"]:
+        ratio = "" if r["achieved_median_ratio"] is None else f"×{r['achieved_median_ratio']:.3f}"
+        secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
+        factor = r.get("factor") or doc.get("factor") or "gate.toml"
+        k = r.get("k", doc.get("passes"))
+        if r.get("confirm"):
+            k = f"{k} + confirm@{r['confirm']}" + (f" screen {r['screen']:g}" if r.get("screen", 1.0) < 1 else "")
+        lines.append(f"| {r['arm']} | {k} | {factor} | {r['steps']} | {r['trials']} | "
+                     f"{_pct(r['detection'])} | {ratio} | "
+                     f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
+                     f"{','.join(map(str, r['samples_per_point']))} | {secs} |")
+    null = next((r for r in doc["arms"] if r["arm"] == "null"), None)
+    if null and null["cv_of_base_medians"]:
+        lines += ["", "Coefficient of variation of the base medians across null trials:", "",
+                  "| point | CV |", "|---|---|"]
+        lines += [f"| `{k}` | {'n/a' if v is None else f'{v:.2%}'} |" for k, v in null["cv_of_base_medians"].items()]
+    if doc.get("per_pass_ratios"):
+        what = ("Per-block ratios head/base (blocks of paired samples: the noise each trial's median works against):"
+                if doc.get("paired_seconds") else
+                "Single-pass ratios head/base (the noise each trial's median of k works against):")
+        lines += ["", what, "",
+                  "| arm | point | passes | median | CV | share above ×1.05 | share above ×1.10 |",
+                  "|---|---|---|---|---|---|---|"]
+        for arm, points in doc["per_pass_ratios"].items():
+            for name, ratios in sorted(points.items()):
+                above = {f: sum(r > f for r in ratios) / len(ratios) for f in (1.05, 1.10)}
+                spread = cv(ratios)
+                lines.append(f"| {arm} | `{name}` | {len(ratios)} | ×{statistics.median(ratios):.3f} | "
+                             f"{'n/a' if spread is None else f'{spread:.1%}'} | {above[1.05]:.1%} | {above[1.10]:.1%} |")
+    if doc.get("sessions"):
+        lines += ["", "Sessions (one real `rlperf gate --run` each; the median of its per-pass ratios per point "
+                  "shows what more passes converge to in that session):", "",
+                  "| block | arm | gate exit | seconds | load before | load after | median per-pass ratio |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {x['block']} | {x['arm']} | {x['exit_code']} | {x['seconds']:.0f} | "
+                  f"{x['loadavg_before'][0]:.2f} | {x['loadavg_after'][0]:.2f} | "
+                  + ", ".join(f"{_short(n)} ×{v:.3f}" for n, v in sorted(x.get("median_pass_ratio", {}).items())) + " |"
+                  for x in doc["sessions"]]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["cv", "summarize", "to_markdown", "wilson"]

@@ -1,0 +1,48 @@
+"""One replay result document from several runs of the same sweep split by capacity (one process each,
+so a slow large-capacity part cannot take the others with it: scripts/device/replay_single.sh).
+
+Points keep the timings and floors of the run that measured them; the merged document names every part
+(command, time, ceilings) under `parts`, and its top-level ceilings are the first part's.
+"""
+
+from __future__ import annotations
+
+from rlperf.errors import UsageError
+
+SAME_KEYS = ("schema", "schema_version", "workload")  # parts of one sweep agree on these
+SAME_ARGS = ("task", "sim", "gpu_counts", "warmup", "repeat", "seed")
+
+
+def merge_replay_docs(docs: list[dict], names: list[str]) -> dict:
+    """`docs` (read from `names`) as one document; refuses parts of different sweeps or repeated points."""
+    if len(docs) < 2:
+        raise UsageError("merge needs at least two replay result files")
+    first = docs[0]
+    for doc, name in zip(docs[1:], names[1:]):
+        for key in SAME_KEYS:
+            if doc.get(key) != first.get(key):
+                raise UsageError(f"{name}: {key} differs from {names[0]}'s; not parts of one sweep")
+        for key in SAME_ARGS:
+            if doc["args"].get(key) != first["args"].get(key):
+                raise UsageError(f"{name}: args.{key} differs from {names[0]}'s; not parts of one sweep")
+        if doc["machine"].get("name") != first["machine"].get("name"):
+            raise UsageError(f"{name}: measured on {doc['machine'].get('name')!r}, {names[0]} on "
+                             f"{first['machine'].get('name')!r}")
+    order = {p: i for i, p in enumerate(dict.fromkeys(p for d in docs for p in d["args"]["placements"]))}
+
+    def key(r):
+        return r.get("world_size", 1), r["capacity_rows"], order.get(r["placement"], len(order)), r["placement"]
+
+    results = sorted((r for d in docs for r in d["results"]), key=key)
+    points = [key(r) for r in results]
+    if len(set(points)) != len(points):
+        raise UsageError("the parts measure the same point twice; merge parts of disjoint capacities")
+    merged = dict(first)
+    merged["results"] = results
+    merged["skipped"] = [s for d in docs for s in d["skipped"]]
+    merged["command"] = " ; ".join(d["command"] for d in docs)
+    merged["args"] = dict(first["args"], capacity_rows=sorted({c for d in docs for c in d["args"]["capacity_rows"]}),
+                          placements=list(order))
+    merged["parts"] = [{"file": n, "command": d["command"], "created_at": d["created_at"], "ceilings": d["ceilings"]}
+                       for d, n in zip(docs, names)]
+    return merged
