@@ -49,10 +49,11 @@ bench-inner: env
 # Gate HEAD against $(BASE) on this machine as CI does: both measured now, interleaved, each in its own
 # worktree, under gate.toml's profile for this host (gpu where a CUDA device is visible, else xeon;
 # PROFILE=NAME picks one). QUICK=1: a fast look (1 pass, no paired sampling), labelled not what CI runs.
+# Measurements go to the git-ignored .asv/gate-results/ (the committed history only with rlperf gate --store).
 PROFILE ?=
 QUICK ?=
 gate: env
-	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
+	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" \
 	  $(if $(PROFILE),--profile "$(PROFILE)") $(if $(QUICK),--quick) --out-md out/gate.md --out-json out/gate.json
 
 publish: env
