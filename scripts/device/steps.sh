@@ -13,10 +13,12 @@ CALL=${CALL:-call}
 E2E_PLACEMENTS=${E2E_PLACEMENTS:-host,uva,gpu-fused,gpu-cache}
 
 e2e() {  # e2e NAME TASK PHYSICS [extra rlperf e2e flags...]
+  # pinned to the settings the committed 2026-12-01 folders were measured with (synchronous, no learner
+  # graphs), not rlperf e2e's defaults (async, graphs where CUDA is); a step's own flags come last and win
   local name=$1 task=$2 physics=$3; shift 3
   python3 -m rlperf e2e --task "$task" --sim mujoco --physics "$physics" --placements "$E2E_PLACEMENTS" \
     --prefetch none,one_tick --iterations "${E2E_ITERS:-10}" --warmup-iterations "${E2E_WARMUP:-3}" \
-    --out-json "$WORK/$name/results.json" "$@"
+    --schedule synchronous --learner-graphs off --out-json "$WORK/$name/results.json" "$@"
 }
 
 run_step() {  # run_step NAME
@@ -48,7 +50,7 @@ run_step() {  # run_step NAME
     e2e_mt_eager) E2E_PLACEMENTS=gpu-fused e2e "$1" g1_motion_tracking recorded --prefetch one_tick --ab-steps 0 \
       algo.use_compile=false ;;
     e2e_mt_graphs) E2E_PLACEMENTS=gpu-fused e2e "$1" g1_motion_tracking recorded --prefetch one_tick --ab-steps 0 \
-      algo.use_cuda_graphs=true ;;
+      --learner-graphs on ;;
     asv_history)  # ASV_SHAS oldest first, ASV_BENCH a regex; the carried .gitbundle holds the commits
       rm -rf /tmp/asvrepo && git clone -q .gitbundle /tmp/asvrepo && git -C /tmp/asvrepo checkout -q -B main origin/main || return 1
       M=$(python3 -m rlperf machine --print-name)

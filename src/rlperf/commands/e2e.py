@@ -4,6 +4,11 @@ For every env count, placement, schedule and prefetch mode: iterations fed from 
 same iterations fed with a resident batch, alternating; then the collector step with each
 update_state kernel. Writes a versioned JSON with raw per-iteration samples (schema rlperf.e2e v1),
 report.md and charts next to it. Every input is checked before anything is measured or written.
+Progress goes to stderr: first what runs where (without CUDA the learner runs on the CPU and the
+GPU placements are skipped), then each step before it starts, with its duration.
+Defaults follow docs/e2e-h200.md: the async schedule, and CUDA graphs for the learner where a CUDA
+device is visible (--learner-graphs auto; there are none on the CPU). Measure the synchronous
+schedule or the ungraphed learner with --schedule synchronous / --learner-graphs off.
 Exit codes: 0 measured, 1 no point could run (reasons in `skipped`), 2 bad input.
 """
 
@@ -22,6 +27,9 @@ from rlperf.errors import UsageError, choice_error
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
 DEFAULT_OUT = "out/e2e/results.json"
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "mujoco"
+DEFAULT_SCHEDULE = "async"  # docs/e2e-h200.md: the learner overlaps the collector's physics
+LEARNER_GRAPHS = ("auto", "on", "off")
+GRAPHS_KEY = "algo.use_cuda_graphs"
 
 
 def add_parser(sub, name: str, help_text: str) -> None:
@@ -36,7 +44,14 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--placements", default=",".join(single_gpu_placements()),
                    help=f"comma list of: {', '.join(single_gpu_placements())}")
     p.add_argument("--prefetch", default=",".join(PREFETCH_MODES), help=f"comma list of: {', '.join(PREFETCH_MODES)}")
-    p.add_argument("--schedule", default=SCHEDULES[0], help=f"comma list of: {', '.join(SCHEDULES)}")
+    p.add_argument("--schedule", default=DEFAULT_SCHEDULE,
+                   help=f"comma list of: {', '.join(SCHEDULES)}; async is the recommended setting of "
+                        f"docs/e2e-h200.md (the learner overlaps the collector's physics)")
+    p.add_argument("--learner-graphs", default="auto", choices=LEARNER_GRAPHS,
+                   help=f"CUDA graphs for the learner (torch.compile mode 'reduce-overhead'), one of: "
+                        f"{', '.join(LEARNER_GRAPHS)}; auto (default): on where a CUDA device is visible and "
+                        f"algo.use_compile is true, off on the CPU, where there are none; an explicit "
+                        f"{GRAPHS_KEY}=... override is used as given")
     p.add_argument("--num-envs", default=None, help="comma list of env counts (default: the task config's)")
     p.add_argument("--iterations", type=int, default=20, help="measured iterations per point and batch source")
     p.add_argument("--warmup-iterations", type=int, default=3, help="untimed iterations per point before timing")
@@ -97,6 +112,7 @@ def plan_from_args(args):
         kernels=_choices(args.kernels, KERNELS, "kernels"), ab_steps=at_least("--ab-steps", args.ab_steps, 0),
         threads=threads, seed=args.seed, overrides=tuple(args.overrides),
         profile=str(writable_file(Path(args.profile), "--profile")) if args.profile else None)
+    plan = _with_learner_graphs(plan, args.learner_graphs)
     for n in plan.num_envs:
         plan.learner(n)  # every override valid for every env count, learner values included
     _fits_in_memory(plan.workload(max(plan.num_envs)))
@@ -104,6 +120,25 @@ def plan_from_args(args):
     if args.plot_dir:
         writable_file(Path(args.plot_dir) / "report.md", "--plot-dir")
     return plan
+
+
+def _with_learner_graphs(plan, mode: str):
+    """The plan with --learner-graphs resolved into an algo.use_cuda_graphs override (or none)."""
+    import dataclasses
+
+    from rlperf.e2e.loop.session import learner_device
+
+    named = any(o.lstrip("+~").split("=", 1)[0].strip() == GRAPHS_KEY for o in plan.overrides)
+    cuda = learner_device() is not None
+    if mode == "auto":
+        on = cuda and not named and plan.learner(plan.num_envs[0]).use_compile
+        return dataclasses.replace(plan, overrides=(*plan.overrides, f"{GRAPHS_KEY}=true")) if on else plan
+    if named:
+        raise UsageError(f"--learner-graphs {mode} and the override {GRAPHS_KEY}=... both set the learner's "
+                         f"CUDA graphs; give one of them")
+    if mode == "on" and not cuda:
+        raise UsageError("--learner-graphs on needs a CUDA device; none is visible (valid here: auto, off)")
+    return dataclasses.replace(plan, overrides=(*plan.overrides, f"{GRAPHS_KEY}={'true' if mode == 'on' else 'false'}"))
 
 
 def _fits_in_memory(wl) -> None:
@@ -119,29 +154,44 @@ def _fits_in_memory(wl) -> None:
 def run(args) -> int:
     if args.plot_only:
         return _plot_only(args)
+    from rlperf.e2e import progress
     from rlperf.e2e.loop import collectors
 
-    plan = plan_from_args(args)
-    missing = collectors.collector_missing_reason()
-    if missing:
-        raise UsageError(f"cannot run the iteration: {missing}")
-    doc = measure(plan)
+    with progress.to_stderr():
+        with progress.stage("checking the inputs (task config, overrides, memory, output paths)"):
+            plan = plan_from_args(args)
+            missing = collectors.collector_missing_reason()
+            if missing:
+                raise UsageError(f"cannot run the iteration: {missing}")
+        _say_where(plan)
+        doc = measure(plan)
     out = Path(args.out_json)
     return _finish(doc, out, Path(args.plot_dir) if args.plot_dir else out.parent, args.no_plots)
 
 
-def measure(plan) -> dict:
-    from tqdm import tqdm
+def _say_where(plan) -> None:
+    """The run's first lines after the input check: where the learner and collector run, what is skipped."""
+    from rlperf.e2e import progress
+    from rlperf.e2e.loop.outline import where_lines
+    from rlperf.e2e.loop.session import learner_device
 
+    device = learner_device()
+    name = ""
+    if device is not None:
+        import torch
+
+        name = torch.cuda.get_device_name(device)
+    for line in where_lines(plan, device, name):
+        progress.note(line)
+
+
+def measure(plan) -> dict:
     from rlperf.e2e.loop.matrix import ROUNDS
     from rlperf.e2e.loop.session import run_plan
     from rlperf.report.e2e_report import summarize
     from rlperf.measure.machine import machine_identity, one_line
 
-    total = (len(plan.num_envs) * len(plan.placements) * len(plan.schedules) * len(plan.prefetch)
-             * plan.iterations)
-    with tqdm(total=total, desc="e2e iterations", unit="it", file=sys.stderr) as bar:
-        result = run_plan(plan, progress=bar)
+    result = run_plan(plan)
     ident = machine_identity()
     doc = {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,

@@ -10,16 +10,18 @@ host they outgrew update_state (21.7 ms of `other` against 2.0 ms of fused updat
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
 
 from rlperf.e2e.collector.budget import ThreadBudget
 from rlperf.e2e.collector.config import task_config
-from rlperf.e2e.collector.kernels import KERNELS, KernelRunner
+from rlperf.e2e.collector.kernels import KERNELS, KernelRunner, first_use
 from rlperf.e2e.collector.recorded import RecordedBatch, TransitionLog, record
 from rlperf.e2e.collector.state import StateReader
 from rlperf.e2e.collector.timings import StepTimer
+from rlperf.e2e.progress import stage
 from rlperf.errors import choice_error
 
 PHYSICS = ("mujoco", "recorded")
@@ -83,17 +85,23 @@ class Collector:
 
         if physics == "recorded":
             if recording is None:
-                recording = self._record(overrides)
+                from rlperf.e2e.collector.recorded import RECORD_ENVS, RECORD_STEPS
+
+                with stage(f"recording {min(self.num_envs, RECORD_ENVS)} envs x {RECORD_STEPS} steps of MuJoCo "
+                           f"physics to replay"):
+                    recording = self._record(overrides)
             self.recording = recording
             self.meta["recording"] = recording.meta
             self.meta["stepper"] = {"used": "recorded", "why": "physics='recorded' replays states, steps none"}
             like = MujocoBatch(1, ctrl_dt=self.cfg.ctrl_dt, threads=1)
             return RecordedBatch(recording, self.num_envs, like)
         self.recording = None
-        sim = MujocoBatch(self.num_envs, ctrl_dt=self.cfg.ctrl_dt, threads=self.threads.physics_threads,
-                          stepper="rollout" if stepper == "auto" else stepper)
+        with stage(f"loading the G1 MuJoCo model for {self.num_envs:,} envs"):
+            sim = MujocoBatch(self.num_envs, ctrl_dt=self.cfg.ctrl_dt, threads=self.threads.physics_threads,
+                              stepper="rollout" if stepper == "auto" else stepper)
         if stepper == "auto":
-            choice = sim.measure_steppers(np.tile(sim.key_ctrl, (self.num_envs, 1)), repeats=3)
+            with stage("timing the two MuJoCo steppers (rollout, MjData pool) to pick the faster"):
+                choice = sim.measure_steppers(np.tile(sim.key_ctrl, (self.num_envs, 1)), repeats=3)
             sim.stepper = choice["fastest"]
             self.meta["stepper"] = {"used": sim.stepper, **choice,
                                     "why": "fastest of rollout and the MjData pool, measured at construction",
@@ -142,8 +150,12 @@ class Collector:
         snap = self.reader.read(self.sim.qpos, self.sim.qvel, self.sim.sensordata)
         self._inputs = self._task.make_inputs(snap, None, self._task.draw_noise(self.rng, n))
         self.threads.apply()
-        self._runner = KernelRunner(self.task, self._inputs, self.kernel, self.threads.numba_threads)
-        out = self._runner()
+        announce = (stage(f"compiling the fused {self.task} update_state kernel with Numba",
+                          "tens of seconds on 2 cores with a cold cache, about a second from a warm one")
+                    if first_use(self.task, self.kernel) else contextlib.nullcontext())
+        with announce:  # the first run of the fused kernel in this process compiles it
+            self._runner = KernelRunner(self.task, self._inputs, self.kernel, self.threads.numba_threads)
+            out = self._runner()
         self.obs = np.ascontiguousarray(out.actor_obs, np.float32).copy()
         self.critic = np.ascontiguousarray(out.critic_obs, np.float32).copy()
         self._final_obs = np.zeros_like(self.obs)

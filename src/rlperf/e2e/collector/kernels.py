@@ -12,6 +12,15 @@ from rlperf.envs import registry
 from rlperf.envs.base import EnvOutputs
 
 KERNELS = ("fused", "numpy")
+_COMPILED: set[str] = set()  # tasks whose fused kernel this process has run (Numba compiles on the first run)
+
+
+def first_use(task: str, kernel: str) -> bool:
+    """True once per task for the fused kernel: the call that compiles (or loads from cache), worth announcing."""
+    if kernel != "fused" or task in _COMPILED:
+        return False
+    _COMPILED.add(task)
+    return True
 
 
 class KernelRunner:

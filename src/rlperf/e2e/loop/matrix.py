@@ -21,17 +21,18 @@ def _split(n: int, parts: int) -> list[int]:
 
 def measure_point(port, collector, learner, *, schedule: str, prefetch: str, iterations: int, warmup: int,
                   device, env_steps_per_sync: int, progress=None) -> dict:
-    """Raw per-iteration samples of the replay-fed and the resident-fed iteration, measured interleaved."""
+    """Raw per-iteration samples of the replay-fed and the resident-fed iteration, measured interleaved;
+    `progress.update()` after every iteration run, warmup and resident-fed included (2 x (warmup + iterations))."""
     replay, resident = ReplayBatches(port, prefetch), ResidentBatches(port)
     kw = dict(device=device, env_steps_per_sync=env_steps_per_sync)
     tick = progress.update if progress is not None else None
     if warmup:
-        run_block(schedule, collector, learner, replay, iterations=warmup, **kw)
-        run_block(schedule, collector, learner, resident, iterations=warmup, **kw)
+        run_block(schedule, collector, learner, replay, iterations=warmup, on_iteration=tick, **kw)
+        run_block(schedule, collector, learner, resident, iterations=warmup, on_iteration=tick, **kw)
     out = {"replay": [], "resident": []}
     for n in (n for n in _split(iterations, ROUNDS) if n):
         out["replay"] += run_block(schedule, collector, learner, replay, iterations=n, on_iteration=tick, **kw)
-        out["resident"] += run_block(schedule, collector, learner, resident, iterations=n, **kw)
+        out["resident"] += run_block(schedule, collector, learner, resident, iterations=n, on_iteration=tick, **kw)
     return {"schedule": schedule, "prefetch": prefetch, "rounds": ROUNDS, "warmup_iterations": warmup,
             "samples": {k: [asdict(s) for s in v] for k, v in out.items()}}
 

@@ -1,0 +1,195 @@
+"""Which benchmark points `make bench` runs: a few points per benchmark class by default, all with --full.
+
+asv spawns one process per point (a Numba load alone costs seconds of it), so the default run picks the
+points users read: 8,192 envs at 1 and 2 threads, the reference capacity 2^20, one learner task. Points
+that need CUDA are left out on a host where nvidia-smi shows no GPU, decided once per benchmark here
+instead of once per point in asv (which would spawn a process and print a skip line for each); asv's
+discovery itself stays the same on every host, so `benchmarks.json` keeps the GPU benchmarks.
+
+A plan is a list of asv `--bench` regexes, one per benchmark, each anchored to its exact point names.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from rlperf.errors import UsageError
+
+# benchmark name or prefix (module.Class or module.Class.function) -> the points run by default, as a
+# list of {param name: values}; each dict is a product, a param it does not name takes all its values.
+DEFAULT_POINTS: dict[str, list[dict]] = {
+    "bench_e2e.E2ECollectorStep": [{"task": ["g1_motion_tracking"]}],
+    "bench_e2e.E2EIteration": [{"task": ["g1_motion_tracking"], "placement": ["host", "host-pipelined", "uva",
+                                                                             "gpu", "gpu-fused-padded"]}],
+    "bench_e2e.E2ELearner": [{"task": ["g1_motion_tracking"]}],
+    "bench_env.EnvCompile": [{"task": ["g1_motion_tracking"]}],
+    "bench_env.EnvFused": [{"num_envs": [8192], "threads": [1, 2]}],
+    "bench_env.EnvParity": [{}],
+    "bench_env.EnvReference": [{"num_envs": [8192]}],
+    "bench_env.EnvSpeedup": [{"num_envs": [8192], "threads": [1, 2]}],
+    "bench_noise.NoiseGeneration": [{"num_envs": [8192], "threads": [1]},
+                                    {"variant": ["numpy-threads", "counter-numba"], "num_envs": [8192],
+                                     "threads": [2]}],
+    "bench_noise.ProbeInKernelNoise": [{"num_envs": [8192], "threads": [1]}],
+    "bench_noise.MotionTrackingInKernelNoise": [{"num_envs": [8192], "threads": [1]}],
+    "bench_replay.ReplayCpuSample": [{"capacity_exp": [20], "placement": ["host", "host-compact"], "gpus": [1]}],
+    "bench_replay.ReplayPeakMemory": [{"capacity_exp": [20], "placement": ["host", "host-compact"]}],
+    "bench_replay.ReplayH2D": [{"capacity_exp": [20], "placement": ["host", "host-compact"], "gpus": [1]}],
+    "bench_replay.ReplayEndToEnd": [{"capacity_exp": [20], "placement": ["host", "host-pipelined", "uva"],
+                                     "gpus": [1]}],
+    "bench_replay.ReplayGpuSample": [{"capacity_exp": [20], "placement": ["gpu", "gpu-fused-padded", "gpu-compact"],
+                                      "gpus": [1]}],
+}
+
+# benchmarks whose every point needs a CUDA device (each also skips itself without one, for plain asv runs)
+NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
+              "bench_replay.ReplayGpuSample", "bench_replay.ReplayH2D",
+              "bench_replay.ReplayPeakMemory.track_device_peak_bytes")
+NO_CUDA_REASON = "needs a CUDA device; nvidia-smi shows none"
+
+
+@dataclass(frozen=True)
+class Point:
+    benchmark: str  # asv's name, e.g. bench_env.EnvFused.time_fused
+    params: tuple[str, ...]  # asv's repr of each value, e.g. ("'probe'", "8192", "1"); () when unparameterised
+    index: int = 0  # position in the product of the benchmark's params: asv's process name is f"{benchmark}-{index}"
+
+    @property
+    def name(self) -> str:
+        """The name asv matches `--bench` against and prints: benchmark(param, param)."""
+        return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
+
+
+@dataclass
+class Plan:
+    run: list[Point] = field(default_factory=list)  # what asv runs, in asv's order
+    not_run: dict[Point, str] = field(default_factory=dict)  # selected here but left out, with the reason
+    total_points: int = 0  # every point of the suite
+
+    def regexes(self) -> list[str]:
+        """One anchored asv `--bench` regex per benchmark that has points to run."""
+        by_bench: dict[str, list[Point]] = {}
+        for p in self.run:
+            by_bench.setdefault(p.benchmark, []).append(p)
+        out = []
+        for bench, points in by_bench.items():
+            if points[0].params:
+                alts = "|".join(re.escape(", ".join(p.params)) for p in points)
+                out.append(f"^{re.escape(bench)}\\((?:{alts})\\)$")
+            else:
+                out.append(f"^{re.escape(bench)}$")
+        return out
+
+
+def _owner(name: str, keys) -> str | None:
+    """The most specific key that is `name` or a dotted prefix of it."""
+    hits = [k for k in keys if name == k or name.startswith(k + ".")]
+    return max(hits, key=len) if hits else None
+
+
+def points_of(benchmark: dict) -> list[Point]:
+    """Every point of one discovered benchmark (asv's order: the product of its params)."""
+    params = benchmark.get("params") or []
+    if not params:
+        return [Point(benchmark["name"], ())]
+    return [Point(benchmark["name"], tuple(combo), i) for i, combo in enumerate(itertools.product(*params))]
+
+
+def _in_default(point: Point, param_names: list[str], products: list[dict]) -> bool:
+    values = dict(zip(param_names, point.params))
+    return any(all(values.get(k) in {repr(v) for v in vs} for k, vs in product.items()) for product in products)
+
+
+def make_plan(benchmarks: list[dict], *, full: bool = False, bench: str | None = None,
+              cuda: bool = True) -> Plan:
+    """The points to run: the default ones (or all with `full`), narrowed by the `bench` regex (matched as
+    asv matches), minus those needing CUDA when `cuda` is False. A `bench` that selects nothing is a
+    usage error naming what it would select with --full."""
+    pattern = _compile(bench)
+    plan = Plan()
+    everything = []
+    for b in sorted(benchmarks, key=lambda b: b["name"]):
+        points = points_of(b)
+        plan.total_points += len(points)
+        key = _owner(b["name"], DEFAULT_POINTS)
+        for p in points:
+            if pattern is not None and not pattern.search(p.name):
+                continue
+            everything.append(p)
+            if not full and (key is None or not _in_default(p, b.get("param_names") or [], DEFAULT_POINTS[key])):
+                continue
+            if not cuda and _owner(b["name"], NEEDS_CUDA):
+                plan.not_run[p] = NO_CUDA_REASON
+            else:
+                plan.run.append(p)
+    selected = [b for b in benchmarks if any(p.benchmark == b["name"] for p in plan.run)]
+    rank = {b["name"]: i for i, b in enumerate(_asv_order(selected))}
+    plan.run.sort(key=lambda p: (rank[p.benchmark], p.index))
+    if not plan.run and not plan.not_run:
+        if bench and everything:
+            raise UsageError(f"--bench {bench!r} matches no point of the default selection; it matches "
+                             f"{len(everything)} of the full suite (e.g. {everything[0].name}): use --full "
+                             f"(make bench-full BENCH=...)")
+        raise UsageError(f"--bench {bench!r} matches no benchmark; suites: "
+                         f"{', '.join(sorted({b['name'].split('.')[0] for b in benchmarks}))}")
+    return plan
+
+
+def _asv_order(benchmarks: list[dict]) -> list[dict]:
+    """The order asv runs the selected benchmarks in: grouped by setup_cache (groups in order of first
+    appearance by name), by name within a group; so the plan's points come in the order they start."""
+    groups: dict = {}
+    for b in sorted(benchmarks, key=lambda b: b["name"]):
+        groups.setdefault(b.get("setup_cache_key"), []).append(b)
+    return [b for group in groups.values() for b in group]
+
+
+def describe_not_run(plan: Plan) -> list[str]:
+    """One line per benchmark class left out (with its point count) and per reason."""
+    counts: dict[tuple[str, str], int] = {}
+    for point, reason in plan.not_run.items():
+        key = (point.benchmark.rsplit(".", 1)[0], reason)
+        counts[key] = counts.get(key, 0) + 1
+    return [f"{cls} ({n} points): {reason}" for (cls, reason), n in counts.items()]
+
+
+def _compile(bench: str | None):
+    if not bench:
+        return None
+    try:
+        return re.compile(bench)
+    except re.error as exc:
+        raise UsageError(f"--bench {bench!r} is not a valid regular expression: {exc}") from None
+
+
+def discover(benchmark_dir: str, python: str = sys.executable) -> list[dict]:
+    """asv's own discovery of `benchmark_dir` (names, params, attributes), run as asv runs it."""
+    import asv
+
+    script = os.path.join(os.path.dirname(os.path.abspath(asv.__file__)), "benchmark.py")
+    with tempfile.TemporaryDirectory(prefix="rlperf-discover-") as tmp:
+        out = os.path.join(tmp, "benchmarks.json")
+        proc = subprocess.run([python, script, "discover", os.path.abspath(benchmark_dir), out],
+                              capture_output=True, text=True, cwd=tmp)
+        if proc.returncode != 0 or not os.path.isfile(out):
+            raise UsageError(f"the benchmark suite in {benchmark_dir} does not import:\n{proc.stdout}{proc.stderr}")
+        with open(out) as fh:
+            return json.load(fh)
+
+
+def cuda_visible() -> bool:
+    """Whether nvidia-smi lists a GPU (no torch import: the decision costs milliseconds)."""
+    from rlperf.measure.guards import nvidia_smi_free_bytes
+
+    return bool(nvidia_smi_free_bytes())
+
+
+__all__ = ["DEFAULT_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "Plan", "Point", "cuda_visible", "describe_not_run",
+           "discover", "make_plan", "points_of"]
