@@ -32,7 +32,7 @@ PHASES = {"physics", "state_read", "noise", "inputs", "update_state", "policy", 
 def make(task="g1_walk_flat", n=4, overrides=(), stepper="rollout", **kw) -> Collector:
     """A tiny collector; the stepper is fixed (measuring both is what `auto` adds, tested once)."""
     wl = compose(task, "mujoco", list(overrides))
-    return Collector(wl, num_envs=n, threads=BUDGET, overrides=tuple(overrides), stepper=stepper, **kw)
+    return Collector(wl.with_envs(n), threads=BUDGET, overrides=tuple(overrides), stepper=stepper, **kw)
 
 
 class Tee:
@@ -255,11 +255,11 @@ def test_policy_weight_sync():
 def test_bad_choices_name_the_valid_ones():
     wl = compose("g1_walk_flat", "mujoco")
     with pytest.raises(UsageError, match="mujoco, recorded"):
-        Collector(wl, num_envs=4, physics="bullet", threads=BUDGET)
+        Collector(wl.with_envs(4), physics="bullet", threads=BUDGET)
     with pytest.raises(UsageError, match="fused, numpy"):
-        Collector(wl, num_envs=4, kernel="cuda", threads=BUDGET)
+        Collector(wl.with_envs(4), kernel="cuda", threads=BUDGET)
     with pytest.raises(UsageError, match="rows, full"):
-        Collector(wl, num_envs=4, reset_path="some", threads=BUDGET)
+        Collector(wl.with_envs(4), reset_path="some", threads=BUDGET)
     with pytest.raises(ValueError, match="positive"):
         ThreadBudget(physics_threads=0, numba_threads=1, torch_threads=1)
 

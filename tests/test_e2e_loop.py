@@ -32,16 +32,16 @@ def parts():
     wl = compose("g1_motion_tracking", "mujoco", OVERRIDES)
     learner = SacLearner(learner_config("g1_motion_tracking", "mujoco", OVERRIDES, workload=wl), seed=0)
     writer = SwitchableWriter()
-    collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
+    collector = FakeCollector(wl, replay_writer=writer, policy=learner.cpu_actor())
     return wl, learner, writer, collector
 
 
 def _port(wl, placement="host", fill=True):
     """A set-up port, its empty storage filled through `storage.add` as the session's prefill does."""
-    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=None, threads=1, seed=0)
+    port = ReplayPort(placement, wl, capacity_rows=wl.capacity_rows, device=None, threads=1, seed=0)
     port.setup()
     if fill:
-        FakeCollector(wl, num_envs=wl.num_envs, seed=1).prefill(port.storage, wl.capacity_rows)
+        FakeCollector(wl, seed=1).prefill(port.storage, wl.capacity_rows)
     return port
 
 
@@ -138,7 +138,7 @@ def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
     small = replay_memory_verdict("host", wl, wl.capacity_rows, cuda=False, host_available=2**30, device_free=0)
     assert not small.ok and "needs" in small.reason and "available" in small.reason and " B)" in small.reason
     with pytest.raises(UsageError, match="valid: host"):
-        ReplayPort("nope", wl, capacity=8, device=None, threads=1, seed=0)
+        ReplayPort("nope", wl, capacity_rows=8, device=None, threads=1, seed=0)
 
 
 @pytest.mark.gpu
@@ -152,8 +152,8 @@ def test_gpu_point_runs_every_single_gpu_placement(placement):
         pytest.skip(verdict.reason)  # e.g. cupy not installed for uva / gpu-fused
     learner = SacLearner(learner_config("g1_motion_tracking", "mujoco", OVERRIDES, workload=wl), device, seed=0)
     writer = SwitchableWriter()
-    collector = FakeCollector(wl, num_envs=wl.num_envs, replay_writer=writer, policy=learner.cpu_actor())
-    port = ReplayPort(placement, wl, capacity=wl.capacity_rows, device=device, threads=2, seed=0)
+    collector = FakeCollector(wl, replay_writer=writer, policy=learner.cpu_actor())
+    port = ReplayPort(placement, wl, capacity_rows=wl.capacity_rows, device=device, threads=2, seed=0)
     port.setup()
     collector.prefill(port.storage, wl.capacity_rows)
     writer.target = port.storage
@@ -163,3 +163,21 @@ def test_gpu_point_runs_every_single_gpu_placement(placement):
     rows = point["samples"]["replay"]
     assert len(rows) == 2 and all(r["batch_wait_ms"] >= 0 and r["update_ms"] > 0 for r in rows)
     assert port.storage is None  # closed: the table is released
+
+
+def test_a_plan_composes_its_workload_once_and_varies_only_the_env_count(monkeypatch):
+    """Each env count is `with_envs(n)` of one composed workload, equal to composing algo.num_envs=n."""
+    from rlperf.e2e.loop import session
+
+    calls = []
+    monkeypatch.setattr(session, "compose", lambda *a, **k: calls.append(a) or compose(*a, **k))
+    session._workload.cache_clear()
+    session._learner.cache_clear()
+    plan = session.E2EPlan(task="g1_walk_flat", sim="mujoco", placements=(), prefetch=(), schedules=(),
+                           num_envs=(16, 32), iterations=1, warmup=0, physics="mujoco", overrides=tuple(OVERRIDES[1:]))
+    wl16, wl32 = plan.workload(16), plan.workload(32)
+    assert len(calls) == 1
+    assert wl32 == compose("g1_walk_flat", "mujoco", [*OVERRIDES[1:], "algo.num_envs=32"])
+    assert (wl16.num_envs, plan.learner(32).learner_batch) == (16, wl32.learner_batch)
+    session._workload.cache_clear()
+    session._learner.cache_clear()

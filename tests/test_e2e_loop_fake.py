@@ -18,8 +18,9 @@ class FakeCollector:
     instances: list["FakeCollector"] = []
     done_rate = 0.05  # share of rows ending per step
 
-    def __init__(self, workload, *, num_envs, physics="mujoco", kernel="fused", threads=1, seed=0,
+    def __init__(self, workload, *, physics="mujoco", kernel="fused", threads=1, seed=0,
                  replay_writer=None, policy=None):
+        num_envs = workload.num_envs  # as Collector: the workload is the one source of the env count
         self.num_envs, self.task, self.physics, self.kernel = num_envs, workload.task, physics, kernel
         self.obs_dim, self.critic_dim, self.action_dim = workload.obs_dim, workload.critic_dim, workload.action_dim
         self.writer, self.policy = replay_writer, policy
@@ -75,7 +76,7 @@ def test_fake_collector_writes_one_vector_step_per_step():
 
     wl = compose("g1_walk_flat", "mujoco", ["algo.num_envs=8"])
     storage = ReplayStorage(wl.layout, 32)
-    fake = FakeCollector(wl, num_envs=8, replay_writer=storage)
+    fake = FakeCollector(wl, replay_writer=storage)
     phases = fake.step()
     assert storage.ptr == 8 and set(PHASES) <= set(phases) and phases["total"] > 0
     assert fake.prefill(storage, 20)["rows"] == 20 and storage.ptr == 28

@@ -125,7 +125,7 @@ def _build(name: str, ctx, capacity: int = 1024):
 
     spec, wl = RANK_SPECS[name], tiny_workload()
     shared = shared_host_table(capacity, wl.layout.width) if spec.shared_host_table else None
-    p = spec.load()(ctx=ctx, shared_table=shared, spec=spec, layout=wl.layout, capacity=capacity,
+    p = spec.load()(ctx=ctx, shared_table=shared, spec=spec, layout=wl.layout, capacity_rows=capacity,
                     sample_rows=wl.sample_rows_per_rank, device=None, threads=1, seed=1)
     p.setup()
     return p

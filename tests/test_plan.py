@@ -28,8 +28,8 @@ CPU_BOX = MachineCeilings(machine="cpu-box", source="test", host_copy_Bps=20e9, 
                           host_free_bytes=20 * GIB, device_free_bytes=0, gpu_count=0)
 
 
-def _plan(ceil=FIXTURE, capacity=2**20, gpus=1, layout="native", results=None):
-    return plan(**MT, capacity=capacity, gpus=gpus, layout=layout, ceil=ceil, results=results)
+def _plan(ceil=FIXTURE, capacity_rows=2**20, gpus=1, layout="native", results=None):
+    return plan(**MT, capacity_rows=capacity_rows, gpus=gpus, layout=layout, ceil=ceil, results=results)
 
 
 def _by_name(rows):
@@ -94,16 +94,16 @@ def test_layout_changes_the_row_and_keeps_a_placements_alignment():
 
 
 def test_the_compact_ring_fits_2_26_rows_where_packed_rows_do_not():
-    rows = _by_name(_plan(capacity=2**26))
+    rows = _by_name(_plan(capacity_rows=2**26))
     assert rows["gpu-compact"].feasible and not rows["gpu"].feasible and not rows["gpu-bf16"].feasible
     assert rows["gpu-compact"].estimate.device_bytes > 2**26 * 976  # the terminal table and slot index count
 
 
 def test_infeasible_points_name_bytes_needed_and_available():
-    rows = _by_name(_plan(capacity=2**26))  # 232.5 GiB of packed rows
+    rows = _by_name(_plan(capacity_rows=2**26))  # 232.5 GiB of packed rows
     assert not rows["gpu"].feasible and "device memory" in rows["gpu"].reason and "free 100.00 GiB" in rows["gpu"].reason
     assert not rows["host"].feasible and "host memory" in rows["host"].reason and "232." in rows["host"].reason
-    ordered = _plan(capacity=2**26)
+    ordered = _plan(capacity_rows=2**26)
     assert [r.feasible for r in ordered] == sorted((r.feasible for r in ordered), reverse=True)
 
 
@@ -118,7 +118,7 @@ def test_cpu_machine_models_host_gather_only_and_rejects_gpu_placements():
 def test_more_gpus_than_the_machine_has_and_unsplittable_shards():
     assert all(not r.feasible and "needs 2 GPUs, fixture has 1" in r.reason for r in _plan(gpus=2))
     two = dataclasses.replace(FIXTURE, gpu_count=2)
-    rows = _by_name(_plan(ceil=two, gpus=2, capacity=1_000_001))
+    rows = _by_name(_plan(ceil=two, gpus=2, capacity_rows=1_000_001))
     assert "does not split into 2 equal shards" in rows["sharded-global"].reason
     assert rows["gpu-replica"].feasible
 

@@ -92,9 +92,11 @@ def test_every_placement_verifies_and_times_on_a_gpu(placement):
 
 @pytest.mark.gpu
 def test_padded_gpu_rows_are_16_byte_aligned_and_hide_the_padding():
-    from rlperf.replay.run import build_placement
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.run import learner_device
 
-    p = build_placement(ReplayCase("g1_motion_tracking", "motrix", "gpu-padded", 2**14), threads=1, seed=0)
+    case = ReplayCase("g1_motion_tracking", "motrix", "gpu-padded", 2**14)
+    p = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=1, seed=0)
     p.setup()
     rows = p.sample()
     assert rows.shape[1] == 930 and p.table.shape[1] == 932 and p.table.stride(0) * 4 % 16 == 0

@@ -19,7 +19,8 @@ def test_the_first_draw_waits_for_the_prefill(monkeypatch, name):
     import torch
 
     from rlperf.replay.placements import cupy_kernels
-    from rlperf.replay.run import build_placement
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.run import learner_device
     from rlperf.replay.storage import Storage
 
     events = []
@@ -41,7 +42,8 @@ def test_the_first_draw_waits_for_the_prefill(monkeypatch, name):
     monkeypatch.setattr("rlperf.replay.placements.uva.launch", spy_launch)  # imported by name there
     monkeypatch.setattr(cupy_kernels, "launch", spy_launch)  # looked up at each draw by gpu.py
     monkeypatch.setattr(torch.cuda, "synchronize", spy_synchronize)
-    pl = build_placement(ReplayCase("g1_motion_tracking", "motrix", name, QUICK_CAPACITY_ROWS), threads=1, seed=0)
+    case = ReplayCase("g1_motion_tracking", "motrix", name, QUICK_CAPACITY_ROWS)
+    pl = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=1, seed=0)
     pl.setup()
     pl.verify()
     after = events[events.index("prefill") + 1:]

@@ -115,3 +115,30 @@ def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
             bench.track_device_peak_bytes(14, "host-compact")
     else:
         assert bench.track_device_peak_bytes(14, "host-compact") >= 0
+
+
+def test_one_registry_holds_every_placement_and_each_spec_says_how_it_runs():
+    from rlperf.replay.cases import DEFAULT_PLACEMENTS
+    from rlperf.replay.registry import REGISTRY, multi_rank_placements, spec_of
+
+    ranks = ("shared-host", "gpu-replica", "rank-local", "sharded-global")
+    # `rlperf replay --placements` and the asv lists keep their order: single-GPU first, rank placements last
+    assert DEFAULT_PLACEMENTS == tuple(PLACEMENTS) + ranks == tuple(REGISTRY)
+    assert multi_rank_placements() == ranks
+    assert all(REGISTRY[n].world_size == 0 for n in ranks)
+    assert all(spec.world_size == 1 and not spec.multi_rank for spec in PLACEMENTS.values())
+    assert not spec_of("storage=device-bf16,sampler=fused").multi_rank
+    with pytest.raises(UsageError, match="sharded-global"):
+        spec_of("no-such-placement")
+
+
+def test_replay_the_asv_suite_and_the_e2e_loop_build_placements_one_way():
+    """Nothing but replay.build constructs a single-process placement from its spec (rank processes build
+    theirs in multirank.worker, with the shared table and process group)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    builders = [p.relative_to(root).as_posix() for d in ("src", "benchmarks") for p in (root / d).rglob("*.py")
+                if re.search(r"\.load\(\)\(spec=", p.read_text())]
+    assert builders == ["src/rlperf/replay/build.py"]

@@ -76,12 +76,14 @@ def test_an_empty_range_is_refused(name):
 def test_the_fused_kernel_draws_what_the_host_oracle_draws():
     """On a GPU: the sample kernel's indices equal CounterSampler.draws for the same seed and tick."""
     from rlperf.replay.cases import ReplayCase
-    from rlperf.replay.run import build_placement
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.run import learner_device
 
-    p = build_placement(ReplayCase("g1_motion_tracking", "motrix", "gpu-fused-padded", 2**16), threads=1, seed=5)
+    case = ReplayCase("g1_motion_tracking", "motrix", "gpu-fused-padded", 2**16)
+    p = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=1, seed=5)
     p.setup()
     tick = p.sampler.tick
     p.sample()
     first, count = p.storage.sampleable()
-    want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity
+    want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity_rows
     assert np.array_equal(p.last_indices().cpu().numpy(), want)

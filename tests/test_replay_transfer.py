@@ -18,7 +18,7 @@ CPU_TRANSFERS = ("h2d", "h2d-pageable", "pipelined", "none")
 
 
 def _integrity(spec) -> None:
-    placement = spec.load()(spec=spec, layout=TINY, capacity=CAP, sample_rows=BATCH, device=learner_device(),
+    placement = spec.load()(spec=spec, layout=TINY, capacity_rows=CAP, sample_rows=BATCH, device=learner_device(),
                             threads=1, seed=11, step_rows=ENVS, prefill=False)
     placement.setup()
     for t in range(STEPS):
@@ -69,9 +69,10 @@ def test_every_transfer_is_covered_by_a_named_placement():
                                   "gpu", "gpu-compact"], ids=lambda n: f"named-{n}")
 def test_named_placements_verify_a_pattern_filled_table_on_the_cpu(name):
     from rlperf.replay.cases import ReplayCase
-    from rlperf.replay.run import build_placement
+    from rlperf.replay.build import build_placement
 
-    p = build_placement(ReplayCase("g1_motion_tracking", "motrix", name, 2**13), threads=1, seed=2)
+    case = ReplayCase("g1_motion_tracking", "motrix", name, 2**13)
+    p = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=1, seed=2)
     p.sample_rows = 512
     p.setup()
     p.verify()

@@ -64,7 +64,7 @@ def test_missing_extra_is_a_skip_reason_not_a_crash(monkeypatch):
 
 def _peer(name: str, *, capacity: int = 3_000, sample_rows: int = 400, device=None):
     spec = PEER_SPECS[name]
-    peer = spec.load()(spec=spec, layout=SMALL, capacity=capacity, sample_rows=sample_rows, device=device,
+    peer = spec.load()(spec=spec, layout=SMALL, capacity_rows=capacity, sample_rows=sample_rows, device=device,
                        threads=1, seed=7)
     peer.setup()
     return peer

@@ -88,3 +88,12 @@ def test_bad_overrides_exit_2_with_the_reason_and_an_example(capsys, override, m
     assert main(["workload", override]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_with_envs_equals_composing_the_env_count_and_refuses_bad_counts():
+    base = compose("g1_motion_tracking", "motrix")
+    assert base.with_envs(4096) == compose("g1_motion_tracking", "motrix", ["algo.num_envs=4096"])
+    assert base.with_envs(4096).capacity_rows == 4096 * base.replay_buffer_n
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(UsageError, match="num_envs must be a positive integer"):
+            base.with_envs(bad)

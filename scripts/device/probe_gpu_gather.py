@@ -100,12 +100,14 @@ def child(proc: int, exponent: int, placements: list[str]) -> None:
 
     from rlperf.replay.cases import ReplayCase
     from rlperf.replay.metrics import GPU_SAMPLE
-    from rlperf.replay.run import build_placement
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.run import learner_device
     from rlperf.replay.tables import release_tables
 
     for name in placements:
         case = ReplayCase("g1_motion_tracking", "motrix", name, 2**exponent)
-        pl = build_placement(case, threads=os.cpu_count() or 1, seed=0)
+        pl = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
+                             threads=os.cpu_count() or 1, seed=0)
         pl.setup()
         try:
             pl.verify()
@@ -116,7 +118,7 @@ def child(proc: int, exponent: int, placements: list[str]) -> None:
         rec = {"proc": proc, "placement": name, "capacity_rows": 2**exponent, "pid": os.getpid(), "verified": verified,
                "cpu": int(open("/proc/self/stat").read().split()[38]),
                "table_ptr": pl.table.data_ptr(), "out_ptr": pl.out.data_ptr(), "idx_ptr": pl.idx.data_ptr()}
-        ids = pl.table.view(torch.int32)[:, 0].long() - torch.arange(pl.capacity, device=pl.table.device)
+        ids = pl.table.view(torch.int32)[:, 0].long() - torch.arange(pl.capacity_rows, device=pl.table.device)
         bad = torch.nonzero(ids).flatten()
         rec["table_bad_rows"] = int(bad.numel())  # rows whose id word is not their index (written by whom?)
         rec["table_bad_span"] = [int(bad.min()), int(bad.max())] if bad.numel() else None

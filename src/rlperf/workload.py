@@ -129,6 +129,13 @@ class Workload:
     def with_gpus(self, gpus: int) -> "Workload":
         return replace(self, gpus=gpus)
 
+    def with_envs(self, num_envs: int) -> "Workload":
+        """The same workload at `num_envs` envs (capacity, ingest and learning start follow), without a
+        second Hydra compose: `compose(..., ["algo.num_envs=N"])` gives the same values."""
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs <= 0:
+            raise UsageError(f"num_envs must be a positive integer, got {num_envs!r}")
+        return replace(self, num_envs=num_envs)
+
     def summary(self) -> dict:
         """The configured values plus every derived quantity, JSON-ready."""
         base = asdict(self)

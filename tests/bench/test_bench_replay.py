@@ -11,6 +11,7 @@ import pytest
 
 cases = pytest.importorskip("rlperf.replay.cases", reason="replay case registry not available yet")
 run = pytest.importorskip("rlperf.replay.run", reason="replay runner not available yet")
+build_placement = pytest.importorskip("rlperf.replay.build").build_placement
 
 # A capacity small enough for a laptop; the registry's own quick capacity wins once it defines one.
 CAPACITY_ROWS = getattr(cases, "QUICK_CAPACITY_ROWS", 2**16)
@@ -27,7 +28,8 @@ def test_bench_replay_sample(benchmark, resources, case):
     verdict = cases.feasibility(case, resources)
     if not verdict.ok:
         pytest.skip(verdict.reason)
-    placement = run.build_placement(case, threads=1, seed=12345)
+    placement = build_placement(case.spec, case.workload, case.capacity_rows, device=run.learner_device(),
+                                threads=1, seed=12345)
     try:
         placement.setup()
         placement.verify()

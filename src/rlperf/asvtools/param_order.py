@@ -3,7 +3,7 @@
 asv keys every stored value by its parameter values (asv/results.py `_compatible_results`), so a list's
 order is the site's display order only, and a renamed value starts a new series. The placement
 registries are dicts in source order, and a new placement is written beside its kin, in the middle
-(rlperf.replay.cases.ALL_SPECS puts the multi-rank placements last): the suite's lists follow this
+(rlperf.replay.registry.REGISTRY puts the multi-rank placements last): the suite's lists follow this
 fixed order instead, and a placement added later is appended after it, in registry order.
 """
 

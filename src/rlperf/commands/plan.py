@@ -37,9 +37,9 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--task", default=DEFAULT_TASK, help=task_help())
     p.add_argument("--sim", default=DEFAULT_SIM, help="simulator profile of the task (its conf/task/sac/<task>/<sim>.yaml)")
-    cap = p.add_mutually_exclusive_group()
-    cap.add_argument("--capacity-exponent", default=None, help="capacity 2**E rows (default 20)")
-    cap.add_argument("--capacity-rows", default=None, help="capacity in rows")
+    capacity = p.add_mutually_exclusive_group()
+    capacity.add_argument("--capacity-exponent", default=None, help="capacity 2**E rows (default 20)")
+    capacity.add_argument("--capacity-rows", default=None, help="capacity in rows")
     p.add_argument("--gpus", default="1", help="learner GPUs (one process per rank above 1)")
     p.add_argument("--layout", default="native", help=f"stored row layout: {', '.join(LAYOUTS)}")
     src = p.add_mutually_exclusive_group()
@@ -66,7 +66,7 @@ def _one_positive(text: str, flag: str) -> int:
     return values[0]
 
 
-def _capacity(args) -> int:
+def _capacity_rows(args) -> int:
     if args.capacity_rows is not None:
         return _one_positive(args.capacity_rows, "--capacity-rows")
     exp = _one_positive(args.capacity_exponent or "20", "--capacity-exponent")
@@ -121,12 +121,12 @@ def run(args) -> int:
 
     if args.layout not in LAYOUTS:
         raise choice_error("layout", args.layout, LAYOUTS)
-    capacity, gpus = _capacity(args), _one_positive(args.gpus, "--gpus")
+    capacity_rows, gpus = _capacity_rows(args), _one_positive(args.gpus, "--gpus")
     wl = compose(args.task, args.sim, gpus=gpus)
     ceil, doc = _with_memory(*_ceilings(args), args)
     rows = plan(obs=wl.obs_dim, act=wl.action_dim, critic=wl.critic_dim, sample_rows=wl.sample_rows_per_rank,
-                capacity=capacity, gpus=gpus, layout=args.layout, ceil=ceil, results=doc)
-    context = {"task": wl.task, "sim": wl.sim, "capacity_rows": capacity, "gpus": gpus, "layout": args.layout,
+                capacity_rows=capacity_rows, gpus=gpus, layout=args.layout, ceil=ceil, results=doc)
+    context = {"task": wl.task, "sim": wl.sim, "capacity_rows": capacity_rows, "gpus": gpus, "layout": args.layout,
                "sample_rows_per_rank": wl.sample_rows_per_rank, "ceilings": asdict(ceil)}
     if args.json:
         print(json.dumps({**context, "rows": [_row_dict(r) for r in rows]}, indent=2))

@@ -51,24 +51,24 @@ def add_parser(sub, name: str, help_text: str) -> None:
     add_plot_only_flags(p, "replay", plot_dir=False)
 
 
-def _capacities(args) -> list[int]:
+def _capacity_rows(args) -> list[int]:
     """The capacities to measure, every one checked against the workload before anything runs."""
     if args.capacity_rows:
-        flag, caps = "--capacity-rows", parse_positive_list(args.capacity_rows, "--capacity-rows")
+        flag, capacity_rows = "--capacity-rows", parse_positive_list(args.capacity_rows, "--capacity-rows")
     elif args.capacity_exponents:
-        exps = parse_positive_list(args.capacity_exponents, "--capacity-exponents")
-        if max(exps) > 40:
-            raise UsageError(f"--capacity-exponents: {max(exps)} is beyond any machine (max 40)")
-        flag, caps = "--capacity-exponents", [2**e for e in exps]
+        exponents = parse_positive_list(args.capacity_exponents, "--capacity-exponents")
+        if max(exponents) > 40:
+            raise UsageError(f"--capacity-exponents: {max(exponents)} is beyond any machine (max 40)")
+        flag, capacity_rows = "--capacity-exponents", [2**e for e in exponents]
     else:
-        flag, caps = "--capacity-exponents", [2**e for e in CAPACITY_EXPONENTS]
+        flag, capacity_rows = "--capacity-exponents", [2**e for e in CAPACITY_EXPONENTS]
     least = min_capacity_rows(workload_for(args.task, args.sim))
-    small = [c for c in caps if c < least]
+    small = [rows for rows in capacity_rows if rows < least]
     if small:
-        raise UsageError(f"{flag}: capacity {', '.join(f'{c:,}' for c in small)} rows cannot be sampled: the "
+        raise UsageError(f"{flag}: capacity {', '.join(f'{rows:,}' for rows in small)} rows cannot be sampled: the "
                          f"newest step of {args.task}/{args.sim} ({least - 1:,} rows = num_envs) is never "
                          f"sampled, so the minimum is {least:,} rows (exponent {(least - 1).bit_length()})")
-    return caps
+    return capacity_rows
 
 
 def _threads(text: str, world_size: int) -> int:
@@ -99,7 +99,7 @@ def run(args) -> int:
     if not placements and not args.combination:
         raise UsageError(f"--placements: empty list; valid: {', '.join(ALL_SPECS)} (or give --combination)")
     placements += [lookup(text).name for text in args.combination]
-    cases = iter_cases(args.task, args.sim, capacity_rows=_capacities(args), placements=placements,
+    cases = iter_cases(args.task, args.sim, capacity_rows=_capacity_rows(args), placements=placements,
                        gpu_counts=gpu_counts)
     out_json = writable_file(Path(args.out_json), "--out-json")
     if args.plot_dir:

@@ -57,11 +57,11 @@ def sac_trajectories(cfg, pair, updates: int, *, seed: int = 0, device="cpu", co
 
     learners = [SacLearner(cfg, device, seed=seed) for _ in pair.storages]
     first, count = pair.sampleable()
-    capacity = pair.storages[0].capacity
+    capacity_rows = pair.storages[0].capacity_rows
     g = torch.Generator().manual_seed(seed)
     out = [{q: [] for q in QUANTITIES} for _ in learners]
     for k in range(updates):
-        idx = (first + torch.randint(count, (cfg.learner_batch,), generator=g)) % capacity
+        idx = (first + torch.randint(count, (cfg.learner_batch,), generator=g)) % capacity_rows
         batches = list(pair.batches(idx))
         if corrupt is not None:
             batches[1] = corrupt(batches[1])
@@ -90,9 +90,9 @@ def check(cfg, workload, *, updates: int, seed: int = 0, device="cpu", bound: fl
     from rlperf.replay.pairing import PairedStorages
 
     n = workload.num_envs
-    capacity = workload.capacity_rows
-    pair = PairedStorages(workload.layout, capacity, n, layouts=LAYOUTS, terminal_rows=capacity)  # never full
-    fill(pair, fill_steps or capacity // n, n, workload.layout, seed=seed)
+    capacity_rows = workload.capacity_rows
+    pair = PairedStorages(workload.layout, capacity_rows, n, layouts=LAYOUTS, terminal_rows=capacity_rows)  # never full
+    fill(pair, fill_steps or capacity_rows // n, n, workload.layout, seed=seed)
     traj = sac_trajectories(cfg, pair, updates, seed=seed, device=device, corrupt=corrupt)
     ref, other = (traj[name] for name in LAYOUTS)
     rel = {q: relative_difference(ref[q], other[q]) for q in QUANTITIES}

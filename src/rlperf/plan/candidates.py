@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rlperf.replay.layouts import StorageLayout
-from rlperf.replay.multirank.specs import RANK_SPECS
-from rlperf.replay.placements.specs import PLACEMENTS
+from rlperf.replay.registry import REGISTRY
 
 # How a batch reaches the learner: the key of the time model in `plan.model`.
 #   none: already on the device (HBM gather); h2d: CPU gather into pinned staging, then one H2D copy;
@@ -46,15 +45,15 @@ class Candidate:
 
 
 def _single(spec) -> Callable[[StorageLayout, int, int, int], tuple[int, int]]:
-    def memory(lay: StorageLayout, cap: int, s: int, world: int) -> tuple[int, int]:
-        need = spec.parts.memory(lay, cap, s)
+    def memory(lay: StorageLayout, capacity_rows: int, s: int, world: int) -> tuple[int, int]:
+        need = spec.parts.memory(lay, capacity_rows, s)
         return need.host_bytes, need.device_bytes
     return memory
 
 
 def _rank(spec) -> Callable[[StorageLayout, int, int, int], tuple[int, int]]:
-    def memory(lay: StorageLayout, cap: int, s: int, world: int) -> tuple[int, int]:
-        need = spec.memory(lay.stored_row_bytes, cap, s, world)
+    def memory(lay: StorageLayout, capacity_rows: int, s: int, world: int) -> tuple[int, int]:
+        need = spec.memory(lay.stored_row_bytes, capacity_rows, s, world)
         return need.host_bytes, need.device_bytes
     return memory
 
@@ -63,11 +62,11 @@ def candidates(gpus: int = 1) -> list[Candidate]:
     """The placements a `gpus`-GPU learner can use: the registry's named ones only at one GPU,
     process-per-rank ones at any count. A transfer without a time model is a programming error (KeyError)."""
     out = []
-    if gpus == 1:
-        for spec in PLACEMENTS.values():
+    for spec in REGISTRY.values():
+        if spec.multi_rank:
+            out.append(Candidate(spec.name, spec.summary, RANK_TRANSFER_OF[spec.name], "fp32", spec.align_bytes,
+                                 True, True, spec.sharded, _rank(spec)))
+        elif gpus == 1:
             out.append(Candidate(spec.name, spec.summary, TRANSFER_OF[spec.transfer], spec.layout_name,
                                  16 if spec.parts.aligned_16 else 0, spec.needs_cuda, False, False, _single(spec)))
-    for spec in RANK_SPECS.values():
-        out.append(Candidate(spec.name, spec.summary, RANK_TRANSFER_OF[spec.name], "fp32", spec.align_bytes, True,
-                             True, spec.sharded, _rank(spec)))
     return out

@@ -50,7 +50,7 @@ def stored_layout(cand: Candidate, dims: RowLayout, layout: str) -> StorageLayou
     return dataclasses.replace(lay, align_bytes=max(lay.align_bytes, cand.align_bytes))
 
 
-def iteration_bytes(cand: Candidate, lay: StorageLayout, s: int, world: int, capacity: int) -> dict[str, float]:
+def iteration_bytes(cand: Candidate, lay: StorageLayout, s: int, world: int, capacity_rows: int) -> dict[str, float]:
     """Bytes one rank moves per learner iteration, in the keys the placements report: a batch moves
     batch rows (elision saves storage, not traffic), the cache refreshes stored rows."""
     row = lay.batch_row_bytes
@@ -61,7 +61,7 @@ def iteration_bytes(cand: Candidate, lay: StorageLayout, s: int, world: int, cap
     if cand.transfer == "exchange":
         return rank_traffic("sharded-global", row, s, world)
     if cand.transfer == "cache":
-        block = min(capacity, CACHE_ROWS_MAX) // REFRESH_PERIOD * lay.stored_row_bytes
+        block = min(capacity_rows, CACHE_ROWS_MAX) // REFRESH_PERIOD * lay.stored_row_bytes
         return {"h2d": float(block), "host_read": float(block), "device_read": float(s * row),
                 "interconnect_in": 0.0, "interconnect_out": 0.0}
     raise KeyError(cand.transfer)
@@ -108,19 +108,19 @@ def model_ms(cand: Candidate, b: dict[str, float], world: int, ceil: MachineCeil
     raise KeyError(t)
 
 
-def estimate(cand: Candidate, *, obs: int, act: int, critic: int, sample_rows: int, capacity: int, world: int,
+def estimate(cand: Candidate, *, obs: int, act: int, critic: int, sample_rows: int, capacity_rows: int, world: int,
              layout: str, ceil: MachineCeilings) -> Estimate:
     """The candidate's bytes, memory and modelled time; raises Infeasible with the reason when it cannot run."""
     lay = stored_layout(cand, RowLayout(obs, act, critic), layout)
-    host, device = cand.memory(lay, capacity, sample_rows, world)
-    b = iteration_bytes(cand, lay, sample_rows, world, capacity)
-    what = f"{cand.name} at {capacity:,} rows" + (f" on {world} ranks" if cand.multi_rank else "")
+    host, device = cand.memory(lay, capacity_rows, sample_rows, world)
+    b = iteration_bytes(cand, lay, sample_rows, world, capacity_rows)
+    what = f"{cand.name} at {capacity_rows:,} rows" + (f" on {world} ranks" if cand.multi_rank else "")
     if cand.needs_cuda and not ceil.cuda:
         raise Infeasible(f"{cand.name} needs a CUDA device; {ceil.machine} has none")
     if cand.multi_rank and world > ceil.gpu_count:
         raise Infeasible(f"needs {world} GPUs, {ceil.machine} has {ceil.gpu_count}")
-    if cand.sharded and capacity % world:
-        raise Infeasible(f"capacity {capacity:,} rows does not split into {world} equal shards")
+    if cand.sharded and capacity_rows % world:
+        raise Infeasible(f"capacity {capacity_rows:,} rows does not split into {world} equal shards")
     if host:
         verdict = guards.check_host(host, what, ceil.host_free_bytes)
         if not verdict.ok:

@@ -37,39 +37,40 @@ class PlanRow:
         return self.estimate is not None
 
 
-def last_measured(doc: dict | None, name: str, world: int, capacity: int, row: int | None) -> tuple[Measured | None, str]:
+def last_measured(doc: dict | None, name: str, world: int, capacity_rows: int,
+                  row: int | None) -> tuple[Measured | None, str]:
     """The run's figure for this exact point, or why there is none."""
     if doc is None:
         return None, "no run loaded (ceilings measured now)"
     for r in doc.get("results", []):
-        if (r.get("placement"), r.get("world_size"), r.get("capacity_rows")) != (name, world, capacity):
+        if (r.get("placement"), r.get("world_size"), r.get("capacity_rows")) != (name, world, capacity_rows):
             continue
         if row is not None and r.get("stored_row_bytes") not in (None, row):
             return None, f"measured with {r['stored_row_bytes']:,} B rows, not {row:,}"
         timings = r.get("timings", {})
         for metric in MEASURED_PREFERENCE:
             if metric in timings:
-                return Measured(float(timings[metric]["median_ms"]), metric, capacity), ""
+                return Measured(float(timings[metric]["median_ms"]), metric, capacity_rows), ""
     for s in doc.get("skipped", []):
         if (s.get("placement"), s.get("world_size"), s.get("capacity_rows"), s.get("metric")) == (
-                name, world, capacity, None):
+                name, world, capacity_rows, None):
             return None, f"skipped in the run: {s.get('reason', '')}"
     return None, "not measured at this point"
 
 
-def plan(*, obs: int, act: int, critic: int, sample_rows: int, capacity: int, gpus: int, layout: str,
+def plan(*, obs: int, act: int, critic: int, sample_rows: int, capacity_rows: int, gpus: int, layout: str,
          ceil: MachineCeilings, results: dict | None = None) -> list[PlanRow]:
     """Every candidate for `gpus` GPUs, feasible ones ranked by (model ms, device bytes, host bytes)."""
     ok, bad = [], []
     for cand in candidates(gpus):
         try:
-            est = estimate(cand, obs=obs, act=act, critic=critic, sample_rows=sample_rows, capacity=capacity,
-                           world=gpus, layout=layout, ceil=ceil)
+            est = estimate(cand, obs=obs, act=act, critic=critic, sample_rows=sample_rows,
+                           capacity_rows=capacity_rows, world=gpus, layout=layout, ceil=ceil)
         except Infeasible as exc:
-            measured, _ = last_measured(results, cand.name, gpus, capacity, None)
+            measured, _ = last_measured(results, cand.name, gpus, capacity_rows, None)
             bad.append(PlanRow(cand.name, cand.transfer, cand.summary, None, reason=str(exc), measured=measured))
             continue
-        measured, note = last_measured(results, cand.name, gpus, capacity, est.row_bytes)
+        measured, note = last_measured(results, cand.name, gpus, capacity_rows, est.row_bytes)
         ok.append(PlanRow(cand.name, cand.transfer, cand.summary, est, measured=measured, measured_note=note,
                           notes=est.notes))
     ok.sort(key=lambda r: (r.estimate.model_ms, r.estimate.device_bytes, r.estimate.host_bytes, r.name))

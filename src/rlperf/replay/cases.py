@@ -10,24 +10,17 @@ import functools
 import os
 from dataclasses import dataclass
 
-from rlperf.errors import choice_error
 from rlperf.measure import guards
-from rlperf.replay.multirank import RANK_SPECS
 from rlperf.replay.multirank import feasibility as multirank_feasibility
-from rlperf.replay.placements import PLACEMENTS, lookup
+from rlperf.replay.registry import REGISTRY, spec_of
 from rlperf.workload import Workload, compose
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 CAPACITY_EXPONENTS = (20, 22, 24, 26, 28, 30)
 GPU_COUNTS = (1, 2, 4, 8)
-DEFAULT_PLACEMENTS = tuple(PLACEMENTS) + tuple(RANK_SPECS)
-ALL_SPECS = {**PLACEMENTS, **RANK_SPECS}
+DEFAULT_PLACEMENTS = tuple(REGISTRY)  # single-GPU placements first, rank placements last
+ALL_SPECS = REGISTRY  # the historical name
 QUICK_CAPACITY_ROWS = 2**16  # the inner loop's capacity (a multiple of every task's rows per step)
-
-
-def spec_of(placement: str):
-    """A registered placement, a rank placement, or a `storage=...,sampler=...` combination."""
-    return RANK_SPECS[placement] if placement in RANK_SPECS else lookup(placement)
 
 
 def default_torch_threads(world_size: int) -> int:
@@ -87,7 +80,7 @@ class Resources:
 
 def feasibility(case: ReplayCase, res: Resources) -> guards.Verdict:
     """Skip reasons, in the order a user would want to hear them; ok=True when the case can run."""
-    if case.placement in RANK_SPECS or case.gpus > 1:  # process per rank, or why not
+    if case.spec.multi_rank or case.gpus > 1:  # process per rank, or why not
         return multirank_feasibility(case, res)
     spec = case.spec
     wl = case.workload
@@ -120,9 +113,7 @@ def iter_cases(task: str = DEFAULT_TASK, sim: str = DEFAULT_SIM, *, capacity_row
                placements=DEFAULT_PLACEMENTS, gpu_counts=(1,)) -> list[ReplayCase]:
     """Cases in measurement order: GPU count, capacity, placement."""
     for name in placements:
-        if name not in ALL_SPECS and "=" not in name:
-            raise choice_error("placement", name, ALL_SPECS)
-        spec_of(name)  # a combination is validated here, with the reason it is not valid
+        spec_of(name)  # an unknown name or invalid combination fails here, with the valid choices or the reason
     workload_for(task, sim)  # validates task and sim with a clear error
-    caps = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
-    return [ReplayCase(task, sim, p, c, g) for g in gpu_counts for c in caps for p in placements]
+    capacity_rows = capacity_rows or [2**e for e in CAPACITY_EXPONENTS]
+    return [ReplayCase(task, sim, p, rows, g) for g in gpu_counts for rows in capacity_rows for p in placements]

@@ -136,16 +136,16 @@ class StorageLayout:
     def row_bytes(self) -> int:
         return self.width * WORD_BYTES
 
-    def terminal_rows(self, capacity: int) -> int:
-        return max(1, capacity // TERMINAL_FRACTION) if self.elide_next else 0
+    def terminal_rows(self, capacity_rows: int) -> int:
+        return max(1, capacity_rows // TERMINAL_FRACTION) if self.elide_next else 0
 
-    def table_bytes(self, capacity: int) -> int:
-        """Everything a storage of `capacity` rows allocates: rows, terminal table, slot index."""
+    def table_bytes(self, capacity_rows: int) -> int:
+        """Everything a storage of `capacity_rows` allocates: rows, terminal table, slot index."""
         extra = 0
         if self.elide_next:
-            slots = self.terminal_rows(capacity)
-            extra = slots * (self.terminal_row_bytes + 8) + capacity * SLOT_INDEX_BYTES
-        return capacity * self.stored_row_bytes + extra
+            slots = self.terminal_rows(capacity_rows)
+            extra = slots * (self.terminal_row_bytes + 8) + capacity_rows * SLOT_INDEX_BYTES
+        return capacity_rows * self.stored_row_bytes + extra
 
     def summary(self, sample_rows: int) -> dict:
         """Bytes per row and per learner iteration (JSON-ready)."""

@@ -16,9 +16,9 @@ from rlperf.row_layout import RowLayout
 
 
 class PairedStorages:
-    def __init__(self, dims: RowLayout, capacity: int, step_rows: int, *, layouts=("fp32", "compact"),
+    def __init__(self, dims: RowLayout, capacity_rows: int, step_rows: int, *, layouts=("fp32", "compact"),
                  kind: str = "host", device: str | torch.device | None = None, terminal_rows: int | None = None):
-        self.storages = tuple(Storage(storage_layout(name, dims), capacity, kind=kind, device=device,
+        self.storages = tuple(Storage(storage_layout(name, dims), capacity_rows, kind=kind, device=device,
                                       step_rows=step_rows, terminal_rows=terminal_rows) for name in layouts)
 
     def add(self, **step) -> None:

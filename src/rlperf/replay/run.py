@@ -6,6 +6,7 @@ import time
 
 import torch
 
+from rlperf.replay.build import build_placement
 from rlperf.replay.cases import ReplayCase, Resources, feasibility
 from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE
 from rlperf.replay.peak_memory import PeakMemory
@@ -20,27 +21,19 @@ def learner_device() -> torch.device | None:
     return torch.device("cuda", 0) if torch.cuda.is_available() else None
 
 
-def build_placement(case: ReplayCase, *, threads: int, seed: int, prefill: bool = True):
-    """The case's placement (not set up): its storage holds `case.capacity_rows` rows, written in
-    steps of the workload's num_envs rows."""
-    wl = case.workload
-    return case.spec.load()(spec=case.spec, layout=wl.layout, capacity=case.capacity_rows,
-                              sample_rows=wl.sample_rows_per_rank, device=learner_device(),
-                              threads=threads, seed=seed, step_rows=wl.num_envs, prefill=prefill)
-
-
 def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, threads: int, seed: int,
              ceilings: dict | None = None) -> CaseOutcome:
-    from rlperf.replay.multirank import RANK_SPECS, run_multirank_case
+    from rlperf.replay.multirank import run_multirank_case
 
     verdict = feasibility(case, res)
     if not verdict.ok:
         return CaseOutcome(skipped=[skip_record(case, verdict.reason)])
-    if case.placement in RANK_SPECS:
+    if case.spec.multi_rank:
         return run_multirank_case(case, res, warmup=warmup, repeat=repeat, seed=seed, ceilings=ceilings,
                                   threads=threads)
     outcome = CaseOutcome()
-    placement = build_placement(case, threads=threads, seed=seed)
+    placement = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
+                                threads=threads, seed=seed)
     peak = PeakMemory(learner_device())
     try:
         t0 = time.perf_counter()

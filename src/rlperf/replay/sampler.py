@@ -35,7 +35,7 @@ class Sampler(ABC):
         first, count = storage.sampleable()
         self.draw(count, out)
         if first:
-            out.add_(first).remainder_(storage.capacity)
+            out.add_(first).remainder_(storage.capacity_rows)
         return out
 
 

@@ -47,29 +47,29 @@ def field_view(rows: torch.Tensor, f: Field) -> torch.Tensor:
 class Storage:
     """A ring of `capacity` rows of `layout` with a monotonic write pointer (`ptr`, never wrapped)."""
 
-    def __init__(self, layout: StorageLayout, capacity: int, *, kind: str = "host",
+    def __init__(self, layout: StorageLayout, capacity_rows: int, *, kind: str = "host",
                  device: str | torch.device | None = None, step_rows: int = 1, terminal_rows: int | None = None):
         if kind not in STORAGE_KINDS:
             raise ValueError(f"unknown storage kind {kind!r}; valid: {', '.join(STORAGE_KINDS)}")
-        if capacity <= 0 or step_rows <= 0:
-            raise ValueError(f"capacity and step_rows must be positive, got {capacity}, {step_rows}")
-        if layout.elide_next and capacity % step_rows:
-            raise ValueError(f"next-obs elision needs capacity ({capacity:,}) to be a multiple of the rows per "
+        if capacity_rows <= 0 or step_rows <= 0:
+            raise ValueError(f"capacity and step_rows must be positive, got {capacity_rows}, {step_rows}")
+        if layout.elide_next and capacity_rows % step_rows:
+            raise ValueError(f"next-obs elision needs capacity ({capacity_rows:,}) to be a multiple of the rows per "
                              f"step ({step_rows:,})")
-        self.layout, self.capacity, self.kind, self.step_rows = layout, capacity, kind, step_rows
+        self.layout, self.capacity_rows, self.kind, self.step_rows = layout, capacity_rows, kind, step_rows
         # host kinds live in host memory; a "device" storage on a CPU-only machine lives on the CPU learner
         self.device = torch.device(device if kind == "device" and device is not None else "cpu")
         pin = kind == "host-pinned" and torch.cuda.is_available()
-        self.table = torch.empty((capacity, layout.stored_width), dtype=torch.float32, device=self.device,
+        self.table = torch.empty((capacity_rows, layout.stored_width), dtype=torch.float32, device=self.device,
                                  pin_memory=pin)
         self.stored = {f.name: f for f in layout.stored_fields()}
         self.batch_fields = layout.batch_fields()
         if layout.elide_next:
-            slots = terminal_rows or layout.terminal_rows(capacity)
+            slots = terminal_rows or layout.terminal_rows(capacity_rows)
             self.terminal = torch.zeros((slots, layout.terminal_row_bytes // 4), dtype=torch.float32,
                                         device=self.device)
             self.terminal_fields = {f.name: f for f in layout.terminal_fields()}
-            self.slot_of_row = torch.full((capacity,), -1, dtype=torch.int32, device=self.device)
+            self.slot_of_row = torch.full((capacity_rows,), -1, dtype=torch.int32, device=self.device)
             self.row_of_slot = torch.full((slots,), -1, dtype=torch.int64, device=self.device)
             self.next_slot = 0
         self.ptr = 0
@@ -116,7 +116,7 @@ class Storage:
         if self.layout.elide_next:
             if n != self.step_rows:
                 raise ValueError(f"an elided layout takes whole steps of {self.step_rows:,} rows, got {n:,}")
-            start = self.ptr % self.capacity
+            start = self.ptr % self.capacity_rows
             self.add_rows(self.encode(parts, self.stored.values(), self.layout.stored_width))
             if mask is not None:
                 self._keep_final(start + torch.nonzero(mask).flatten(), parts, mask)
@@ -142,10 +142,10 @@ class Storage:
     def add_rows(self, rows: torch.Tensor) -> None:
         """Write encoded rows `(n, stored_width)`; the write splits in two across the end of the table."""
         n = rows.shape[0]
-        if n > self.capacity:
-            raise ValueError(f"one add of {n} rows exceeds capacity {self.capacity}")
-        start = self.ptr % self.capacity
-        first = min(n, self.capacity - start)
+        if n > self.capacity_rows:
+            raise ValueError(f"one add of {n} rows exceeds capacity {self.capacity_rows}")
+        start = self.ptr % self.capacity_rows
+        first = min(n, self.capacity_rows - start)
         self.table[start:start + first].copy_(rows[:first], non_blocking=True)
         if first < n:
             self.table[: n - first].copy_(rows[first:], non_blocking=True)
@@ -153,7 +153,7 @@ class Storage:
             self.slot_of_row[start:start + first] = -1
             self.slot_of_row[: n - first] = -1
         self.ptr += n
-        self.size = min(self.size + n, self.capacity)
+        self.size = min(self.size + n, self.capacity_rows)
 
     def prefill_pattern(self) -> None:
         """Fill every row through `add_rows`: word 0 holds the row id (int32 bits), a float ramp elsewhere.
@@ -162,8 +162,8 @@ class Storage:
         the row it came from.
         """
         ramp = torch.arange(self.layout.stored_width, dtype=torch.float32, device=self.device).mul_(0.001).add_(1.0)
-        for lo in range(0, self.capacity, PREFILL_CHUNK_ROWS):
-            n = min(PREFILL_CHUNK_ROWS, self.capacity - lo)
+        for lo in range(0, self.capacity_rows, PREFILL_CHUNK_ROWS):
+            n = min(PREFILL_CHUNK_ROWS, self.capacity_rows - lo)
             rows = ramp.expand(n, -1).clone()
             rows.view(torch.int32)[:, 0] = torch.arange(lo, lo + n, dtype=torch.int32, device=self.device)
             self.add_rows(rows)
@@ -177,7 +177,7 @@ class Storage:
         if count <= 0:
             raise RuntimeError(f"cannot sample: {self.size:,} rows filled, the newest step ({self.step_rows:,} rows) "
                                f"is not sampleable")
-        first = (self.ptr - self.size) % self.capacity
+        first = (self.ptr - self.size) % self.capacity_rows
         return first, count
 
     def gather(self, indices: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
@@ -185,7 +185,7 @@ class Storage:
         if not self.layout.elide_next:
             return torch.index_select(self.table, 0, indices, out=out)
         rows = self.table.index_select(0, indices)
-        nxt = self.table.index_select(0, (indices + self.step_rows) % self.capacity)
+        nxt = self.table.index_select(0, (indices + self.step_rows) % self.capacity_rows)
         # No host sync (a nonzero() here stalled the host every draw, so its speed set the draw's):
         # gather a terminal row for every index (slot 0 where there is none) and select per row.
         slot = self.slot_of_row[indices]
@@ -225,14 +225,14 @@ class ReplayStorage(Storage):
     (num_envs), which the newest-step rule needs.
     """
 
-    def __init__(self, layout, capacity: int, *, device: str | torch.device = "cpu", pin_memory: bool = False,
+    def __init__(self, layout, capacity_rows: int, *, device: str | torch.device = "cpu", pin_memory: bool = False,
                  step_rows: int = 1):
         if isinstance(layout, RowLayout):
             layout = StorageLayout("fp32-padded" if layout.align_bytes else "fp32", layout,
                                    align_bytes=layout.align_bytes)
         device = torch.device(device)
         kind = "device" if device.type != "cpu" else "host-pinned" if pin_memory else "host"
-        super().__init__(layout, capacity, kind=kind, device=device, step_rows=step_rows)
+        super().__init__(layout, capacity_rows, kind=kind, device=device, step_rows=step_rows)
 
 
 __all__ = ["Batch", "PREFILL_CHUNK_ROWS", "ReplayStorage", "STORAGE_KINDS", "Storage", "field_view"]

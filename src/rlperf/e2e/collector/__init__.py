@@ -36,15 +36,14 @@ __all__ = ["Collector", "ThreadBudget", "TransitionLog", "PHYSICS", "KERNELS", "
 class Collector:
     """N G1 envs of `workload.task` stepped for the SAC collector; see the module docstring for one step."""
 
-    def __init__(self, workload, *, num_envs: int, physics: str = "mujoco", kernel: str = "fused",
+    def __init__(self, workload, *, physics: str = "mujoco", kernel: str = "fused",
                  threads: ThreadBudget, seed: int = 0, replay_writer=None, policy=None, reset_path: str = "rows",
                  stepper: str = "auto", overrides: tuple[str, ...] = (), recording=None):
         for what, value, valid in (("physics", physics, PHYSICS), ("kernel", kernel, KERNELS),
                                    ("reset path", reset_path, RESET_PATHS), ("stepper", stepper, STEPPERS)):
             if value not in valid:
                 raise choice_error(what, value, valid)
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = workload.num_envs  # one source: a caller wanting another count passes workload.with_envs(n)
         from rlperf.envs.threads import prepare_numba
 
         if isinstance(threads, int):  # a core count (the e2e loop's --threads): the default split of it
@@ -114,7 +113,7 @@ class Collector:
     def _record(self, overrides):
         from rlperf.e2e.collector.recorded import RECORD_ENVS
 
-        recorder = Collector(self.workload, num_envs=min(self.num_envs, RECORD_ENVS), physics="mujoco",
+        recorder = Collector(self.workload.with_envs(min(self.num_envs, RECORD_ENVS)), physics="mujoco",
                              kernel=self.kernel, threads=self.threads, seed=self.seed,
                              replay_writer=TransitionLog(), policy=self._given_policy, overrides=overrides,
                              stepper="rollout")  # both steppers give identical states (tested)

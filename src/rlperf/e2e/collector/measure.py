@@ -47,10 +47,10 @@ def measure_arms(task: str, num_envs: int, arms: list[tuple[str, str, str]], bud
 
     from rlperf.replay.storage import ReplayStorage
 
-    wl = compose(task, "mujoco")
-    capacity = num_envs * max(2, warmup + steps + 1)  # as the reference collector A/B (C8)
-    collectors = [Collector(wl, num_envs=num_envs, kernel=k, reset_path=r, physics=p, threads=budget, seed=seed,
-                            replay_writer=ReplayStorage(wl.layout, capacity)) for k, r, p in arms]
+    wl = compose(task, "mujoco").with_envs(num_envs)
+    capacity_rows = num_envs * max(2, warmup + steps + 1)  # as the reference collector A/B (C8)
+    collectors = [Collector(wl, kernel=k, reset_path=r, physics=p, threads=budget, seed=seed,
+                            replay_writer=ReplayStorage(wl.layout, capacity_rows)) for k, r, p in arms]
     samples = [[] for _ in arms]
     try:
         for step in range(warmup + steps):

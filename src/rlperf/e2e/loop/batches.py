@@ -1,8 +1,9 @@
 """The e2e code's only door to the replay: build a placement, write through it, sample from it.
 
 Everything the iteration needs from `rlperf.replay` goes through this module: placements by name from
-the registry (`replay.placements.specs`), each placement's real write path (`storage.add`, empty at
-start: the collector fills it), its real sample path (`placement.sample()`, raw batch rows) and
+the registry (`replay.placements.specs`), built by `replay.build.build_placement` as `rlperf replay` and
+asv build them, each placement's real write path (`storage.add`, empty at start: the collector fills
+it), its real sample path (`placement.sample()`, raw batch rows) and
 `storage.decode` into named fields of the learner's dtype, and memory feasibility.
 
 A placement gathers into output buffers it owns (`staging`, `target`, `out`); a one-tick prefetch
@@ -13,6 +14,7 @@ swaps them in before each sample.
 from __future__ import annotations
 
 from rlperf.measure import guards
+from rlperf.replay.build import build_placement
 from rlperf.replay.placements.specs import PLACEMENTS, lookup
 from rlperf.workload import Workload
 
@@ -27,16 +29,16 @@ def single_gpu_placements() -> tuple[str, ...]:
     return tuple(name for name, spec in PLACEMENTS.items() if not spec.parts.peer)
 
 
-def replay_memory_verdict(placement: str, workload: Workload, capacity: int, *, cuda: bool,
+def replay_memory_verdict(placement: str, workload: Workload, capacity_rows: int, *, cuda: bool,
                           host_available: int, device_free: int) -> guards.Verdict:
-    """Can `placement` at `capacity` rows, its second batch slot and a resident batch fit? (bytes named)."""
+    """Can `placement` at `capacity_rows`, its second batch slot and a resident batch fit? (bytes named)."""
     spec = lookup(placement)
     if spec.needs_cuda and not cuda:
         return guards.Verdict(False, f"placement {placement!r} needs a CUDA device; none visible")
     missing = spec.unavailable_reason()
     if missing:
         return guards.Verdict(False, missing)
-    need = spec.memory_need(workload.layout, capacity, workload.sample_rows_per_rank)
+    need = spec.memory_need(workload.layout, capacity_rows, workload.sample_rows_per_rank)
     batch = workload.sample_rows_per_rank * spec.stored_layout(workload.layout).batch_row_bytes
     host, device = need.host_bytes, need.device_bytes
     if cuda:
@@ -44,7 +46,7 @@ def replay_memory_verdict(placement: str, workload: Workload, capacity: int, *, 
         host += batch if spec.transfer in HOST_STAGING else 0
     else:
         host += 2 * batch
-    what = f"e2e {placement} at {capacity:,} rows (+ prefetch slot and resident batch)"
+    what = f"e2e {placement} at {capacity_rows:,} rows (+ prefetch slot and resident batch)"
     verdict = guards.check_host(host, what, host_available)
     if verdict.ok and cuda and device:
         verdict = guards.check_device(device, what, device_free, "cuda:0")
@@ -67,7 +69,7 @@ class SwitchableWriter:
 class ReplayPort:
     """One placement behind the e2e loop: `storage` for the collector, `sample()` for the learner."""
 
-    def __init__(self, placement: str, workload: Workload, *, capacity: int, device, threads: int, seed: int,
+    def __init__(self, placement: str, workload: Workload, *, capacity_rows: int, device, threads: int, seed: int,
                  dtype=None):
         import torch
 
@@ -78,13 +80,12 @@ class ReplayPort:
         self.spec = lookup(placement)
         self.name = placement
         self.workload = workload
-        self.capacity = capacity
+        self.capacity_rows = capacity_rows
         self.device = device
         self.dtype = dtype or torch.float32  # what the learner computes in; bf16 fields are cast to it
-        # as replay.run.build_placement, with this workload's overrides: empty storage, steps of num_envs rows
-        self.impl = self.spec.load()(spec=self.spec, layout=workload.layout, capacity=capacity,
-                                     sample_rows=workload.sample_rows_per_rank, device=device, threads=threads,
-                                     seed=seed, step_rows=workload.num_envs, prefill=False)
+        # the placement `rlperf replay` and asv build, with this workload's overrides; empty: the collector fills it
+        self.impl = build_placement(self.spec, workload, capacity_rows, device=device, threads=threads, seed=seed,
+                                    prefill=False)
         self.layout = self.impl.layout  # the StorageLayout as stored
         self.storage = None
         self._slots: list[dict] = []

@@ -38,20 +38,20 @@ class E2EPlan:
     profile: str | None = None
 
     def workload(self, num_envs: int) -> Workload:
-        return _workload(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
+        return _workload(self.task, self.sim, self.overrides).with_envs(num_envs)
 
     def learner(self, num_envs: int) -> LearnerConfig:
-        return _learner(self.task, self.sim, (*self.overrides, f"algo.num_envs={num_envs}"))
+        return _learner(self.task, self.sim, self.overrides, num_envs)
 
 
 @functools.lru_cache(maxsize=32)
 def _workload(task: str, sim: str, overrides: tuple[str, ...]) -> Workload:
-    return compose(task, sim, list(overrides))  # a Hydra compose costs ~0.5 s: once per point of a plan
+    return compose(task, sim, list(overrides))  # a Hydra compose costs ~0.5 s: once per plan
 
 
 @functools.lru_cache(maxsize=32)
-def _learner(task: str, sim: str, overrides: tuple[str, ...]) -> LearnerConfig:
-    return learner_config(task, sim, list(overrides), workload=_workload(task, sim, overrides))
+def _learner(task: str, sim: str, overrides: tuple[str, ...], num_envs: int) -> LearnerConfig:
+    return learner_config(task, sim, list(overrides), workload=_workload(task, sim, overrides).with_envs(num_envs))
 
 
 def learner_device():
@@ -100,7 +100,7 @@ def _run_plan(plan: E2EPlan) -> dict:
                                                                                    cfg.learner_batch)}
         writer = SwitchableWriter()
         with say.stage(f"{num_envs:,} envs: building the collector ({plan.physics} physics, fused update_state)"):
-            collector = collector_cls(workload, num_envs=num_envs, physics=plan.physics, kernel="fused",
+            collector = collector_cls(workload, physics=plan.physics, kernel="fused",
                                       threads=plan.threads, seed=plan.seed, replay_writer=writer,
                                       policy=learner.cpu_actor())
         for placement in plan.placements:
@@ -112,7 +112,7 @@ def _run_plan(plan: E2EPlan) -> dict:
                 skipped.append({**base, "reason": verdict.reason})
                 say.note(f"{num_envs:,} envs, {placement}: skipped: {verdict.reason}")
                 continue
-            port = ReplayPort(placement, workload, capacity=workload.capacity_rows, device=device,
+            port = ReplayPort(placement, workload, capacity_rows=workload.capacity_rows, device=device,
                               threads=plan.threads, seed=plan.seed)
             try:
                 with say.stage(f"{placement}: allocating {workload.capacity_rows:,} replay rows and prefilling them"):
@@ -173,7 +173,7 @@ def kernel_ab(plan: E2EPlan, workload: Workload, collector_cls) -> list[dict]:
         storage = ReplayStorage(workload.layout, workload.num_envs * (AB_WARMUP_STEPS + plan.ab_steps + 1))
         what = f"collector A/B, {workload.num_envs:,} envs, {kernel} update_state"
         with say.stage(f"{what}: building the collector"):
-            collector = collector_cls(workload, num_envs=workload.num_envs, physics=plan.physics, kernel=kernel,
+            collector = collector_cls(workload, physics=plan.physics, kernel=kernel,
                                       threads=plan.threads, seed=plan.seed, replay_writer=storage)
         with say.stage(f"{what}: {AB_WARMUP_STEPS} warmup + {plan.ab_steps} timed steps"):
             phases = collectors.collector_step_breakdown(collector, steps=plan.ab_steps, warmup=AB_WARMUP_STEPS)

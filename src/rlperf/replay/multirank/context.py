@@ -26,7 +26,7 @@ class RankJob:
 
     placement: str
     layout: RowLayout
-    capacity: int
+    capacity_rows: int
     sample_rows: int
     world: int
     seed: int

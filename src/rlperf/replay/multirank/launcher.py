@@ -41,7 +41,7 @@ def run_multirank_case(case, res, *, warmup: int, repeat: int, seed: int, ceilin
               if spec.shared_host_table else None)
     try:
         with tempfile.TemporaryDirectory(prefix="rlperf-ranks-") as tmp:
-            job = RankJob(placement=case.placement, layout=layout, capacity=case.capacity_rows,
+            job = RankJob(placement=case.placement, layout=layout, capacity_rows=case.capacity_rows,
                           sample_rows=wl.sample_rows_per_rank, world=case.gpus, seed=seed, warmup=warmup,
                           repeat=repeat, threads=threads or 0, use_cuda=not cpu_ranks, pin_cores=pin_cores,
                           init_file=str(Path(tmp) / "pg"), result_path=str(Path(tmp) / "rank0.json"),

@@ -64,7 +64,7 @@ class SharedHostRank(_Rank, HostReplay):
 
     def cpu_sample(self) -> torch.Tensor:
         """Uniform over the whole shared table (the benchmark's steady state of a full ring)."""
-        self.sampler.draw(self.capacity, self.idx)
+        self.sampler.draw(self.capacity_rows, self.idx)
         return torch.index_select(self.table, 0, self.idx, out=self.staging)
 
     def step(self, metric: str):
@@ -86,7 +86,7 @@ class GpuReplicaRank(_Rank, GpuReplay):
     """A full table on this rank's device; device randint + index_select, no traffic between ranks."""
 
     def _make_table(self) -> torch.Tensor:
-        return filled_table(self.capacity, self.layout.stored_width, device=self.ctx.tensor_device)
+        return filled_table(self.capacity_rows, self.layout.stored_width, device=self.ctx.tensor_device)
 
     def setup(self) -> None:
         dev = self.ctx.tensor_device
@@ -98,7 +98,7 @@ class GpuReplicaRank(_Rank, GpuReplay):
         synchronize(self.ctx.sync_devices)
 
     def gpu_sample(self) -> None:
-        self.sampler.draw(self.capacity, self.idx)
+        self.sampler.draw(self.capacity_rows, self.idx)
         torch.index_select(self.table, 0, self.idx, out=self.out)
 
     def step(self, metric: str):
@@ -112,7 +112,7 @@ class RankLocalRank(GpuReplicaRank):
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.shard_rows = self.capacity // self.ctx.world
+        self.shard_rows = self.capacity_rows // self.ctx.world
         self.first_row = self.ctx.rank * self.shard_rows
 
     def _make_table(self) -> torch.Tensor:
@@ -134,7 +134,7 @@ class ShardedGlobalRank(RankLocalRank):
         self.calls = self.rows_in = self.rows_out = self.rows_served = 0
 
     def gpu_sample(self) -> None:
-        self.sampler.draw(self.capacity, self.idx)
+        self.sampler.draw(self.capacity_rows, self.idx)
         counts = gather_global(self.table, self.idx, self.out, shard_rows=self.shard_rows, rank=self.ctx.rank,
                                world=self.ctx.world, group=self.ctx.data_group)
         self.calls += 1

@@ -2,8 +2,8 @@
 
 Memory is per machine for the host (one shared table plus per-rank staging) and per GPU for the
 device, so one guard answers for every rank. The single-GPU `PlacementSpec` contract is reused
-through duck typing (name, metrics, stored_layout), so rank implementations subclass the existing
-single-GPU placements.
+through duck typing (name, metrics, stored_layout, world_size, multi_rank), so rank implementations
+subclass the existing single-GPU placements; `rlperf.replay.registry.REGISTRY` lists both kinds.
 """
 
 from __future__ import annotations
@@ -29,22 +29,24 @@ class RankMemoryNeed:
     shm_bytes: int = 0  # the part of host_bytes that lives in /dev/shm
 
 
-def _shared_host(row: int, cap: int, s: int, n: int) -> RankMemoryNeed:
+def _shared_host(row: int, capacity_rows: int, s: int, n: int) -> RankMemoryNeed:
     """One shared table; per rank a pinned staging batch + indices on the host, one device batch."""
-    return RankMemoryNeed(cap * row + n * (s * row + s * INDEX_BYTES), s * row, shm_bytes=cap * row)
+    return RankMemoryNeed(capacity_rows * row + n * (s * row + s * INDEX_BYTES), s * row,
+                          shm_bytes=capacity_rows * row)
 
 
-def _replica(row: int, cap: int, s: int, n: int) -> RankMemoryNeed:
+def _replica(row: int, capacity_rows: int, s: int, n: int) -> RankMemoryNeed:
     """The reference guard on every GPU: full table + two batches + indices."""
-    return RankMemoryNeed(0, cap * row + 2 * s * row + s * INDEX_BYTES)
+    return RankMemoryNeed(0, capacity_rows * row + 2 * s * row + s * INDEX_BYTES)
 
 
-def _rank_local(row: int, cap: int, s: int, n: int) -> RankMemoryNeed:
-    return RankMemoryNeed(0, cap // n * row + 2 * s * row + s * INDEX_BYTES)
+def _rank_local(row: int, capacity_rows: int, s: int, n: int) -> RankMemoryNeed:
+    return RankMemoryNeed(0, capacity_rows // n * row + 2 * s * row + s * INDEX_BYTES)
 
 
-def _sharded(row: int, cap: int, s: int, n: int) -> RankMemoryNeed:
-    return RankMemoryNeed(0, cap // n * row + SHARDED_BATCH_BUFFERS * s * row + SHARDED_INDEX_BUFFERS * s * INDEX_BYTES)
+def _sharded(row: int, capacity_rows: int, s: int, n: int) -> RankMemoryNeed:
+    return RankMemoryNeed(0, capacity_rows // n * row + SHARDED_BATCH_BUFFERS * s * row
+                          + SHARDED_INDEX_BUFFERS * s * INDEX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,17 @@ class RankSpec:
     sharded: bool = False  # capacity split in world-size shards (needs capacity % world == 0)
     shared_host_table: bool = False  # the launcher creates and fills one shared host table
     align_bytes: int = 0
+    world_size: int = 0  # as PlacementSpec.world_size: 0, any number of ranks, one process each
+
+    @property
+    def multi_rank(self) -> bool:
+        return self.world_size != 1
 
     def stored_layout(self, layout: RowLayout) -> RowLayout:
         return layout.padded(self.align_bytes) if self.align_bytes else layout
 
-    def memory_need(self, layout: RowLayout, capacity: int, sample_rows: int, world: int) -> RankMemoryNeed:
-        return self.memory(self.stored_layout(layout).stored_row_bytes, capacity, sample_rows, world)
+    def memory_need(self, layout: RowLayout, capacity_rows: int, sample_rows: int, world: int) -> RankMemoryNeed:
+        return self.memory(self.stored_layout(layout).stored_row_bytes, capacity_rows, sample_rows, world)
 
     def unavailable_reason(self) -> str | None:
         return None

@@ -35,7 +35,7 @@ def main(rank: int, job: RankJob, shared_table=None) -> None:
 def _run(ctx, job: RankJob, shared_table) -> dict | None:
     spec = RANK_SPECS[job.placement]
     placement = spec.load()(ctx=ctx, shared_table=shared_table, spec=spec, layout=job.layout,
-                            capacity=job.capacity, sample_rows=job.sample_rows, device=ctx.device,
+                            capacity_rows=job.capacity_rows, sample_rows=job.sample_rows, device=ctx.device,
                             threads=ctx.threads, seed=job.seed + ctx.rank * RANK_SEED_STRIDE)
     t0 = time.perf_counter()
     reason = None

@@ -48,12 +48,12 @@ class TorchRLPeer(Placement):
         buffer = TensorDictReplayBuffer if self.fields else ReplayBuffer
         host_to_gpu = self.cuda and not self.on_device
         self.prefetching = not self.on_device
-        self.rb = buffer(storage=LazyTensorStorage(self.capacity, device=self.storage_device),
+        self.rb = buffer(storage=LazyTensorStorage(self.capacity_rows, device=self.storage_device),
                          sampler=RandomSampler(), batch_size=self.sample_rows, generator=gen,
                          pin_memory=host_to_gpu, prefetch=PREFETCH if self.prefetching else None)
         self.written = 0
-        for start in range(0, self.capacity if self.prefill else 0, FILL_ROWS):
-            n = min(FILL_ROWS, self.capacity - start)
+        for start in range(0, self.capacity_rows if self.prefill else 0, FILL_ROWS):
+            n = min(FILL_ROWS, self.capacity_rows - start)
             self.add(torch.empty((n, self.layout.width), dtype=torch.float32, device=self.storage_device),
                      pattern=True)
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
@@ -107,7 +107,7 @@ class TorchRLPeer(Placement):
     @property
     def storage_bytes(self) -> int:
         """LazyTensorStorage preallocates every row at the first extend (fields or packed: the same bytes)."""
-        return self.capacity * self.layout.stored_row_bytes
+        return self.capacity_rows * self.layout.stored_row_bytes
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.row_bytes
@@ -119,7 +119,7 @@ class TorchRLPeer(Placement):
     def expected_ids(self, idx: torch.Tensor) -> torch.Tensor:
         """Write id held by each storage slot: the newest id written there (ids run 0, 1, ... in order)."""
         idx = idx.to("cpu", torch.int64)
-        return idx + self.capacity * torch.div(self.written - 1 - idx, self.capacity, rounding_mode="floor")
+        return idx + self.capacity_rows * torch.div(self.written - 1 - idx, self.capacity_rows, rounding_mode="floor")
 
     def verify(self) -> None:
         """Every sampled row equals, column for column, the row written to the slot its index names.

@@ -30,13 +30,13 @@ class Placement(ABC):
     with `prefill=False` the storage starts empty and the caller writes through `storage.add`.
     """
 
-    def __init__(self, *, spec, layout: RowLayout, capacity: int, sample_rows: int,
+    def __init__(self, *, spec, layout: RowLayout, capacity_rows: int, sample_rows: int,
                  device: torch.device | None, threads: int, seed: int, step_rows: int = 1, prefill: bool = True):
         self.spec = spec
         self.name = spec.name
         self.metrics = spec.metrics
         self.layout = spec.stored_layout(layout)
-        self.capacity = capacity
+        self.capacity_rows = capacity_rows
         self.sample_rows = sample_rows
         self.device = device  # learner device; None on a CPU-only machine
         self.threads = threads
@@ -46,7 +46,7 @@ class Placement(ABC):
 
     def make_storage(self, device: torch.device | None = None) -> Storage:
         """This placement's storage (kind from the spec), pattern-filled through its write path if `prefill`."""
-        self.storage = Storage(self.layout, self.capacity, kind=self.spec.kind, device=device,
+        self.storage = Storage(self.layout, self.capacity_rows, kind=self.spec.kind, device=device,
                                step_rows=self.step_rows)
         if self.prefill:
             self.storage.prefill_pattern()
@@ -103,6 +103,6 @@ class Placement(ABC):
         if ok and getattr(self.layout, "elide_next", False):
             f = next(f for f in self.layout.batch_fields() if f.name == "next_obs")
             succ = rows.contiguous().view(torch.uint8)[:, f.offset: f.offset + 4].contiguous().view(torch.int32)
-            ok = torch.equal(succ[:, 0].cpu().long(), (want + self.step_rows) % self.capacity)
+            ok = torch.equal(succ[:, 0].cpu().long(), (want + self.step_rows) % self.capacity_rows)
         if not ok:
             raise AssertionError(f"{self.name}: gathered rows do not match their indices")

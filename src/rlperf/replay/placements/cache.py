@@ -19,7 +19,7 @@ from rlperf.replay.placements.specs import CACHE_ROWS_MAX, REFRESH_PERIOD
 class GpuCacheReplay(Placement):
     def setup(self) -> None:
         self.make_storage()  # host-pinned, authoritative
-        self.m = min(self.capacity, CACHE_ROWS_MAX)
+        self.m = min(self.capacity_rows, CACHE_ROWS_MAX)
         self.block = max(1, self.m // REFRESH_PERIOD)
         self.cache = self.table[: self.m].to(self.device)
         self.cache_origin = torch.arange(self.m, dtype=torch.int64, device=self.device)  # host row of each slot
@@ -37,7 +37,7 @@ class GpuCacheReplay(Placement):
         """(cache lo, cache hi, host src) of the block to refresh now; blocks never straddle an end."""
         lo = self.slot * self.block
         hi = min(lo + self.block, self.m)
-        src = self.src if self.src + (hi - lo) <= self.capacity else 0
+        src = self.src if self.src + (hi - lo) <= self.capacity_rows else 0
         return lo, hi, src
 
     def sample(self) -> torch.Tensor:
@@ -52,7 +52,7 @@ class GpuCacheReplay(Placement):
             self.cache[lo:hi].copy_(self.table[src: src + hi - lo], non_blocking=True)
             self.cache_origin[lo:hi] = torch.arange(src, src + hi - lo, device=self.device)
         self.slot = (self.slot + 1) % -(-self.m // self.block)
-        self.src = (src + hi - lo) % self.capacity
+        self.src = (src + hi - lo) % self.capacity_rows
         self.learn_stream.synchronize()
         self.copy_stream.synchronize()
         return self.out[:, : self.layout.width]

@@ -61,7 +61,7 @@ class GpuReplay(Placement):
         launch(self.kernel, self.stream, self.sample_rows,
                np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes),
-               np.uint64(first), np.uint64(count), np.uint64(self.capacity),
+               np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows),
                np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
 
     def sample(self) -> torch.Tensor:

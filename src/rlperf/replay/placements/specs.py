@@ -49,35 +49,38 @@ class MemoryNeed:
     device_bytes: int
 
 
-def _host_gather(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _host_gather(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """Host table + host staging batch + indices; one device batch."""
-    return MemoryNeed(lay.table_bytes(cap) + s * lay.batch_row_bytes + s * INDEX_BYTES, s * lay.batch_row_bytes)
+    return MemoryNeed(lay.table_bytes(capacity_rows) + s * lay.batch_row_bytes + s * INDEX_BYTES,
+                      s * lay.batch_row_bytes)
 
 
-def _device_ring(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _device_ring(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """The reference guard: device table + two batches + indices."""
-    return MemoryNeed(0, lay.table_bytes(cap) + 2 * s * lay.batch_row_bytes + s * INDEX_BYTES)
+    return MemoryNeed(0, lay.table_bytes(capacity_rows) + 2 * s * lay.batch_row_bytes + s * INDEX_BYTES)
 
 
-def _zero_copy(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _zero_copy(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """Pinned host table; device batch + indices."""
-    return MemoryNeed(lay.table_bytes(cap), s * lay.batch_row_bytes + s * INDEX_BYTES)
+    return MemoryNeed(lay.table_bytes(capacity_rows), s * lay.batch_row_bytes + s * INDEX_BYTES)
 
 
-def _device_cache(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _device_cache(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """Pinned host table; device cache of min(C, M) rows + batch + indices."""
-    return MemoryNeed(lay.table_bytes(cap),
-                      min(cap, CACHE_ROWS_MAX) * lay.stored_row_bytes + s * lay.batch_row_bytes + s * INDEX_BYTES)
+    return MemoryNeed(lay.table_bytes(capacity_rows),
+                      min(capacity_rows, CACHE_ROWS_MAX) * lay.stored_row_bytes + s * lay.batch_row_bytes
+                      + s * INDEX_BYTES)
 
 
-def _torchrl_host(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _torchrl_host(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """Host storage + the batch TorchRL allocates per sample + its indices; one device copy of the batch."""
-    return MemoryNeed(lay.table_bytes(cap) + s * lay.batch_row_bytes + s * INDEX_BYTES, s * lay.batch_row_bytes)
+    return MemoryNeed(lay.table_bytes(capacity_rows) + s * lay.batch_row_bytes + s * INDEX_BYTES,
+                      s * lay.batch_row_bytes)
 
 
-def _torchrl_device(lay: StorageLayout, cap: int, s: int) -> MemoryNeed:
+def _torchrl_device(lay: StorageLayout, capacity_rows: int, s: int) -> MemoryNeed:
     """Device storage + the batch TorchRL allocates per sample + its indices (there and on the host)."""
-    return MemoryNeed(s * INDEX_BYTES, lay.table_bytes(cap) + s * lay.batch_row_bytes + s * INDEX_BYTES)
+    return MemoryNeed(s * INDEX_BYTES, lay.table_bytes(capacity_rows) + s * lay.batch_row_bytes + s * INDEX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class Transfer:
     summary: str
     impl: str  # "module:Class", imported only when the placement runs
     metrics: tuple[str, ...]
-    memory: object  # (StorageLayout, capacity, sample_rows) -> MemoryNeed
+    memory: object  # (StorageLayout, capacity_rows, sample_rows) -> MemoryNeed
     kinds: tuple[str, ...]  # storage kinds it reads from
     samplers: tuple[str, ...] = ("torch",)
     needs_cuda: bool = False
@@ -171,6 +174,12 @@ class PlacementSpec:
     sampler: str
     transfer: str
     summary: str = ""
+    world_size: int = 1  # ranks it runs on: 1, one learner process (rank placements say 0: any, a process each)
+
+    @property
+    def multi_rank(self) -> bool:
+        """True for a placement run as one process per rank (rlperf.replay.multirank)."""
+        return self.world_size != 1
 
     def __post_init__(self):
         reason = invalid_reason(self.storage, self.sampler, self.transfer)
@@ -208,9 +217,9 @@ class PlacementSpec:
     def stored_layout(self, dims: RowLayout) -> StorageLayout:
         return storage_layout(self.layout_name, dims)
 
-    def memory_need(self, dims: RowLayout, capacity: int, sample_rows: int) -> MemoryNeed:
+    def memory_need(self, dims: RowLayout, capacity_rows: int, sample_rows: int) -> MemoryNeed:
         """Bytes the placement allocates with its own layout, checked before anything is allocated."""
-        return self.parts.memory(self.stored_layout(dims), capacity, sample_rows)
+        return self.parts.memory(self.stored_layout(dims), capacity_rows, sample_rows)
 
     def unavailable_reason(self) -> str | None:
         """Why it cannot run in this environment at all (a missing library), else None."""
