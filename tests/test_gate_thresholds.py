@@ -6,7 +6,6 @@ import json
 import math
 import random
 import statistics
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,8 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 H200 = "nvidia-h200x1-16vcpu-intel-xeon"
 COMPACT = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-compact', 1)"
 FUSED = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused', 1)"
-sys.path.insert(0, str(ROOT / "scripts"))
-import gate_thresholds  # noqa: E402
+
+
+def thresholds_command(argv: list[str]) -> int:
+    """`rlperf gate-thresholds ARGV`, as a user runs it (exit code)."""
+    from rlperf.cli import main
+
+    return main(["gate-thresholds", *argv])
 
 
 def noisy(n: int, cv: float, seed: int = 0, level: float = 1.0) -> list[float]:
@@ -174,14 +178,14 @@ def test_history_advisory_yields_to_paired_samples_fresh_process_advisory_does_n
 @pytest.mark.parametrize("machine", ["cpu-2vcpu-amd-epyc", "cpu-2vcpu-intel-xeon", H200])
 def test_committed_table_is_what_the_command_gives_from_the_committed_results(machine, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
-    assert gate_thresholds.main(["--machine", machine, "--check"]) == 0, capsys.readouterr().err
+    assert thresholds_command(["--machine", machine, "--check"]) == 0, capsys.readouterr().err
     committed = json.loads((ROOT / f"results/reports/gate/{machine}/thresholds/thresholds.json").read_text())
     assert committed["machine"] == machine
 
 
 def test_the_command_refuses_an_unknown_machine_writing_nothing(tmp_path, capsys):
     out = tmp_path / "out"
-    assert gate_thresholds.main(["--machine", "nope", "--results-dir", str(ROOT / "results/asv"),
+    assert thresholds_command(["--machine", "nope", "--results-dir", str(ROOT / "results/asv"),
                                  "--out", str(out), "--config", str(ROOT / "gate.toml")]) == 2
     assert "valid: cpu-2vcpu-amd-epyc" in capsys.readouterr().err and not out.exists()
 
@@ -198,7 +202,7 @@ def test_bad_ceiling_or_table_is_a_usage_error_naming_it(tmp_path):
     table.write_text('{"schema": "other"}')
     good = tmp_path / "ok.toml"
     good.write_text(f'[gate]\nthresholds = "{tmp_path.as_posix()}/{{machine}}/t.json"\n')
-    with pytest.raises(UsageError, match="unreadable thresholds table .*t.json.*scripts/gate_thresholds.py"):
+    with pytest.raises(UsageError, match="unreadable thresholds table .*t.json.*rlperf gate-thresholds"):
         with_table(load_config(str(good)), "box", "/")
 
 
@@ -215,8 +219,8 @@ def test_check_finds_a_stale_table(tmp_path, capsys):
     out = tmp_path / "t"
     argv = ["--machine", H200, "--results-dir", str(ROOT / "results/asv"), "--out", str(out),
             "--null-runs", str(ROOT / f"results/reports/replay/{H200}/run-noise"), "--config", str(ROOT / "gate.toml")]
-    assert gate_thresholds.main(argv) == 0 and gate_thresholds.main(argv + ["--check"]) == 0
+    assert thresholds_command(argv) == 0 and thresholds_command(argv + ["--check"]) == 0
     doc = json.loads((out / "thresholds.json").read_text())
     doc["points"][0]["n"] += 1
     (out / "thresholds.json").write_text(json.dumps(doc))
-    assert gate_thresholds.main(argv + ["--check"]) == 1 and "stale" in capsys.readouterr().err
+    assert thresholds_command(argv + ["--check"]) == 1 and "stale" in capsys.readouterr().err

@@ -187,7 +187,7 @@ def load_table(path: Path) -> dict[str, Threshold]:
         return {p["name"]: Threshold(**p) for p in doc["points"]}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"unreadable thresholds table {path}: {exc}; regenerate it with "
-                         "scripts/gate_thresholds.py") from None
+                         "rlperf gate-thresholds") from None
 
 
 def markdown(machine: str, entries: list[Threshold], ceiling: float) -> list[str]:
