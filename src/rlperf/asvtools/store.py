@@ -36,6 +36,7 @@ import socket
 import sys
 import time
 
+from rlperf.asvtools.stored import read_json_object
 from rlperf.errors import InfrastructureError
 from rlperf.report.jsonio import write_text_atomic
 
@@ -177,13 +178,8 @@ class _Entry:
 
 def read_result(path: str) -> dict:
     """One asv result file (api version 2) as JSON, or an InfrastructureError naming what is wrong."""
-    try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InfrastructureError(f"unreadable asv result {path}: {exc}") from exc
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict) \
-            or not isinstance(doc.get("result_columns"), list):
+    doc = read_json_object(path, "asv result")
+    if not isinstance(doc.get("results"), dict) or not isinstance(doc.get("result_columns"), list):
         raise InfrastructureError(f"malformed asv result {path}: no results/result_columns")
     if doc.get("version") != API_VERSION:
         raise InfrastructureError(f"asv result {path} has format version {doc.get('version')!r}; the store "
@@ -277,14 +273,7 @@ def merge_result(stored: dict | None, new: dict, bench: str | None = None,
 # --- benchmarks.json -----------------------------------------------------------------------------------
 
 def _read_meta(path: str) -> dict:
-    try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InfrastructureError(f"unreadable {path}: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise InfrastructureError(f"malformed {path}: expected an object of benchmarks")
-    return doc
+    return read_json_object(path, "benchmarks")
 
 
 def merge_benchmarks(stored: dict | None, *runs: dict) -> dict:

@@ -6,7 +6,10 @@ It lives below the gate (the gate's loader, rlperf.gate.results, imports these),
 
 from __future__ import annotations
 
+import json
 import os
+
+from rlperf.errors import InfrastructureError
 
 # Result params that describe the host (asv's machine fields and rlperf's host facets). Everything
 # else in a result's params (python, torch, numba, numpy, cuda, requirements) is the Python identity.
@@ -33,3 +36,16 @@ def has_results(results_dir: str, machine: str, sha: str) -> bool:
 
 
 __all__ = ["HOST_KEYS", "UNRECORDED", "has_results", "result_files"]
+
+
+def read_json_object(path: str, what: str = "") -> dict:
+    """A JSON file holding one object (an asv result, a benchmarks.json), or an InfrastructureError naming
+    the file and what is wrong: the one reader the store and the gate's loader share."""
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InfrastructureError(f"unreadable {what + ' ' if what else ''}{path}: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise InfrastructureError(f"malformed {path}: expected an object{' of ' + what if what else ''}")
+    return doc

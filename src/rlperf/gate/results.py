@@ -8,7 +8,6 @@ compare (see corrupt_value, the one rule), is an InfrastructureError naming the 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 import re
@@ -18,7 +17,8 @@ from asv import util as asv_util
 from asv.commands.compare import unroll_result
 from asv.results import Results
 
-from rlperf.asvtools.stored import HOST_KEYS, UNRECORDED, has_results, result_files  # re-exported
+from rlperf.asvtools.stored import (HOST_KEYS, UNRECORDED, has_results, read_json_object,  # re-exported
+                                    result_files)
 from rlperf.errors import InfrastructureError, UsageError
 
 @dataclass(frozen=True)
@@ -154,13 +154,7 @@ def read_benchmark_meta(path: str) -> dict[str, dict]:
     """One asv benchmarks.json file, by path ({} when absent)."""
     if not os.path.isfile(path):
         return {}
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InfrastructureError(f"unreadable {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise InfrastructureError(f"malformed {path}: expected an object of benchmarks")
+    data = read_json_object(path, "benchmarks")
     return {k: v for k, v in data.items() if isinstance(v, dict)}
 
 
