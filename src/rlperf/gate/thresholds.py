@@ -104,12 +104,16 @@ def from_history(results_dir: Path, machine: str) -> list[Threshold]:
     for name, changes in sorted(pooled.items()):
         where = (f"{len(changes)} consecutive-commit changes in {hosts[name]} host series of "
                  f"{results_dir.as_posix()}/{machine}")
-        if len(changes) < MIN_CHANGES:
-            out.append(Threshold(name, "history", len(changes), None, None, f"{where} (< {MIN_CHANGES})"))
-            continue
-        sigma = sigma_of_changes(changes)
-        out.append(Threshold(name, "history", len(changes), round(sigma, 6), round(factor_of(sigma), 4), where))
+        out.append(_threshold(name, "history", changes, MIN_CHANGES, sigma_of_changes, where))
     return out
+
+
+def _threshold(name: str, source: str, data: list[float], minimum: int, sigma_of, where: str) -> Threshold:
+    """One point's entry: its sigma and factor, or none (with why) when `data` is shorter than `minimum`."""
+    if len(data) < minimum:
+        return Threshold(name, source, len(data), None, None, f"{where} (< {minimum})")
+    sigma = sigma_of(data)
+    return Threshold(name, source, len(data), round(sigma, 6), round(factor_of(sigma), 4), where)
 
 
 def _run_medians(doc: dict, path: Path) -> dict[str, float]:
@@ -142,11 +146,7 @@ def from_null_runs(folder: Path) -> list[Threshold]:
     out = []
     for name, values in sorted(per_point.items()):
         where = f"{len(values)} fresh-process runs of the same command in {folder.as_posix()}"
-        if len(values) < MIN_RUNS:
-            out.append(Threshold(name, "null-runs", len(values), None, None, f"{where} (< {MIN_RUNS})"))
-            continue
-        sigma = sigma_of_runs(values)
-        out.append(Threshold(name, "null-runs", len(values), round(sigma, 6), round(factor_of(sigma), 4), where))
+        out.append(_threshold(name, "null-runs", values, MIN_RUNS, sigma_of_runs, where))
     return out
 
 
