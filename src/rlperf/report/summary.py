@@ -166,9 +166,12 @@ def summary_text(results: Path) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # `python -m rlperf.report.summary` (hooks, older notes) runs `rlperf summary`
-    import sys
+if __name__ == "__main__":  # `python -m rlperf.report.summary [--results DIR]` (hooks, older notes): the text
+    import sys             # `rlperf summary` prints, without this report module reaching up to the CLI
 
-    from rlperf.cli import main
-
-    raise SystemExit(main(["summary", *sys.argv[1:]]))
+    argv = sys.argv[1:]
+    folder = Path(argv[argv.index("--results") + 1]) if "--results" in argv[:-1] else Path("results")
+    if not folder.is_dir():
+        print(f"rlperf.report.summary: {folder} is not a results folder; give --results DIR", file=sys.stderr)
+        raise SystemExit(2)
+    print(summary_text(folder))
