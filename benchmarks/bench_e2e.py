@@ -23,8 +23,8 @@ COLLECTOR_ENVS, COLLECTOR_STEPS = 256, 8
 
 
 def _placements() -> list[str]:
-    """The single-GPU placements, a new one appended (rlperf.asvtools.param_order: asv keys history by value)."""
-    from rlperf.asvtools.param_order import append_only
+    """The single-GPU placements, a new one appended (benchmarks._suite: asv keys history by value)."""
+    from ._suite import append_only
     from rlperf.e2e.loop.batches import single_gpu_placements
 
     return append_only(single_gpu_placements())

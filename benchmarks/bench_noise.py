@@ -9,7 +9,7 @@ loads from cache) in setup, never inside the timed samples.
 
 from __future__ import annotations
 
-from rlperf.asvtools.skip import skip_point
+from ._suite import skip_point
 from rlperf.envs.noise import cases
 
 TASK = "g1_motion_tracking"

@@ -9,8 +9,8 @@ NotImplementedError in setup with the guard's reason (bytes needed and available
 that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
-from rlperf.asvtools.param_order import append_only
-from rlperf.asvtools.skip import skip_point
+from ._suite import append_only
+from ._suite import skip_point
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
                                  ReplayCase, Resources, default_torch_threads, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
@@ -24,7 +24,7 @@ def _skip_unless(verdict):
 
 
 def _placements_reporting(metric):
-    """Placements that report `metric`, a new one appended (rlperf.asvtools.param_order: asv keys history by value)."""
+    """Placements that report `metric`, a new one appended (benchmarks._suite: asv keys history by value)."""
     return append_only(name for name, spec in ALL_SPECS.items() if metric in spec.metrics)
 
 

@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-from rlperf.asvtools.param_order import PLACEMENT_ORDER, append_only
+from benchmarks._suite import PLACEMENT_ORDER, append_only
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 BENCH_METHOD = re.compile(r"^(time|track|mem|peakmem|timeraw)_")  # asv_runner's name_regex prefixes

@@ -34,6 +34,7 @@ COMMANDS = {
     "e2e-consistency": "Check that SAC statistics from the bf16 compact layout track the fp32 ones.",
     "gate": "Compare two commits' asv results and decide with a typed exit code.",
     "bench": "Run the asv suite on HEAD (default points, --quick), publish the site, print a summary.",
+    "backfill": "Measure the history selection over past commits with one suite, into the asv history.",
     "gate-thresholds": "Derive a machine's gate factors from its measured noise (history, null runs) into a table.",
     "gate-power": "Measure the gate's detection power: known slowdowns committed in a clone, caught how often.",
     "machine": "Write or print the asv machine identity (CPU, RAM, GPU, driver, CUDA, torch, numba).",

@@ -48,6 +48,28 @@ DEFAULT_POINTS: dict[str, list[dict]] = {
                                       "gpus": [1]}],
 }
 
+# The history selection: what `rlperf backfill` measures on every commit of the CPU box's history (the
+# points users read across commits, docs/history.md). 1 thread throughout: on a 2-vCPU box the second
+# thread has no core of its own (its points swing between two modes, docs/history.md), and the backfill
+# pins itself to one core so the box's other work cannot share it. 60 points.
+HISTORY_POINTS: dict[str, list[dict]] = {
+    "bench_env.EnvFused": [{"num_envs": [512, 8192], "threads": [1]},
+                           {"task": ["g1_motion_tracking"], "num_envs": [32768], "threads": [1]}],
+    "bench_env.EnvReference": [{"num_envs": [512, 8192]}],
+    "bench_env.EnvSpeedup": [{"num_envs": [512, 8192], "threads": [1]}],
+    "bench_env.EnvParity": [{}],
+    "bench_env.EnvCompile": [{"task": ["g1_motion_tracking"]}],
+    "bench_noise.NoiseGeneration": [{"num_envs": [8192], "threads": [1]}],
+    "bench_noise.ProbeInKernelNoise": [{"num_envs": [8192], "threads": [1]}],
+    "bench_noise.MotionTrackingInKernelNoise": [{"num_envs": [8192], "threads": [1]}],
+    "bench_replay.ReplayCpuSample": [{"capacity_exp": [20], "placement": ["host", "host-bf16", "host-compact",
+                                                                         "torchrl-host"], "gpus": [1]}],
+    "bench_replay.ReplayPeakMemory.track_host_peak_bytes": [{"capacity_exp": [20],
+                                                             "placement": ["host", "host-compact"]}],
+    "bench_e2e.E2ECollectorStep": [{}],
+}
+SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS}
+
 # benchmarks whose every point needs a CUDA device (each also skips itself without one, for plain asv runs)
 NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
               "bench_replay.ReplayGpuSample", "bench_replay.ReplayH2D",
@@ -108,22 +130,24 @@ def _in_default(point: Point, param_names: list[str], products: list[dict]) -> b
 
 
 def make_plan(benchmarks: list[dict], *, full: bool = False, bench: str | None = None,
-              cuda: bool = True) -> Plan:
-    """The points to run: the default ones (or all with `full`), narrowed by the `bench` regex (matched as
+              cuda: bool = True, points: dict[str, list[dict]] | None = None) -> Plan:
+    """The points to run: the selection's (`points`, default DEFAULT_POINTS; all with `full`), narrowed
+    by the `bench` regex (matched as
     asv matches), minus those needing CUDA when `cuda` is False. A `bench` that selects nothing is a
     usage error naming what it would select with --full."""
     pattern = _compile(bench)
+    selection = DEFAULT_POINTS if points is None else points
     plan = Plan()
     everything = []
     for b in sorted(benchmarks, key=lambda b: b["name"]):
         points = points_of(b)
         plan.total_points += len(points)
-        key = _owner(b["name"], DEFAULT_POINTS)
+        key = _owner(b["name"], selection)
         for p in points:
             if pattern is not None and not pattern.search(p.name):
                 continue
             everything.append(p)
-            if not full and (key is None or not _in_default(p, b.get("param_names") or [], DEFAULT_POINTS[key])):
+            if not full and (key is None or not _in_default(p, b.get("param_names") or [], selection[key])):
                 continue
             if not cuda and _owner(b["name"], NEEDS_CUDA):
                 plan.not_run[p] = NO_CUDA_REASON
@@ -191,5 +215,5 @@ def cuda_visible() -> bool:
     return bool(nvidia_smi_free_bytes())
 
 
-__all__ = ["DEFAULT_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "Plan", "Point", "cuda_visible", "describe_not_run",
-           "discover", "make_plan", "points_of"]
+__all__ = ["DEFAULT_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",
+           "cuda_visible", "describe_not_run", "discover", "make_plan", "points_of"]

@@ -25,8 +25,10 @@ def load_conf(path: str) -> dict:
         raise InfrastructureError(f"unreadable asv config {path}: {exc}") from exc
 
 
-def write_run_conf(worktree: str, fallback_conf: str, results_dir: str, sha: str) -> str:
-    """Write the run config into `worktree`; the commit's own asv.conf.json is used when it has one."""
+def write_run_conf(worktree: str, fallback_conf: str, results_dir: str, sha: str,
+                   benchmark_dir: str | None = None) -> str:
+    """Write the run config into `worktree`; the commit's own asv.conf.json is used when it has one.
+    `benchmark_dir`: another suite than the commit's own (the history runs one suite over every commit)."""
     own = os.path.join(worktree, CONF_NAME)
     conf = load_conf(own if os.path.isfile(own) else fallback_conf)
     conf.update(
@@ -37,6 +39,8 @@ def write_run_conf(worktree: str, fallback_conf: str, results_dir: str, sha: str
         branches=[sha],
     )
     conf.setdefault("benchmark_dir", "benchmarks")
+    if benchmark_dir is not None:
+        conf["benchmark_dir"] = os.path.abspath(benchmark_dir)
     path = os.path.join(worktree, RUN_CONF_NAME)
     with open(path, "w") as fh:
         json.dump(conf, fh, indent=2)

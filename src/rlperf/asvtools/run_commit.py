@@ -130,7 +130,7 @@ def prepared_working_tree(repo: str, sha: str, echo=None):
 
 
 def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
-                 bench: str | None = None, quick: bool = False, echo=None) -> int:
+                 bench: str | None = None, quick: bool = False, echo=None, suite_dir: str | None = None) -> int:
     """One `asv run` of a prepared commit into `results_dir`; returns asv's exit status (2: some failed).
 
     Raises SuiteImportError when asv could not import the commit's suite, InfrastructureError when
@@ -139,7 +139,7 @@ def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fall
     echo = echo or _stderr
     ensure_machine(machine)
     echo(f"rlperf gate: benchmarking {commit.sha[:12]} into {results_dir}")
-    conf = write_run_conf(commit.worktree, fallback_conf, results_dir, commit.sha)
+    conf = write_run_conf(commit.worktree, fallback_conf, results_dir, commit.sha, benchmark_dir=suite_dir)
     status, tail = _stream(asv_run_command(conf, commit.sha, machine, bench=bench, quick=quick), commit.env,
                            commit.worktree, echo)
     if not has_results(results_dir, machine, commit.sha):
@@ -153,9 +153,11 @@ def run_prepared(commit: PreparedCommit, *, machine: str, results_dir: str, fall
 
 def run_into_store(commit: PreparedCommit, *, machine: str, results_dir: str, fallback_conf: str,
                    bench: str | None = None, quick: bool = False, echo=None,
-                   wait_s: float = store.DEFAULT_WAIT_S) -> int:
+                   wait_s: float = store.DEFAULT_WAIT_S, suite_dir: str | None = None) -> int:
     """One asv run of a prepared commit in a scratch folder, merged into `results_dir` with the session's
-    host fingerprint (asvtools.store); returns asv's exit status.
+    host fingerprint (asvtools.store); returns asv's exit status. `suite_dir`: run that suite instead of the
+    commit's own (the history's model); its discovery then describes a partial suite, so the stored
+    benchmarks.json (the full suite's) is kept as it is.
 
     Why not straight into `results_dir`: asv rewrites the commit's file in place, unlocked and not
     atomically (asv.util.write_json), so two runs on one folder lose each other's points and a killed
@@ -164,9 +166,9 @@ def run_into_store(commit: PreparedCommit, *, machine: str, results_dir: str, fa
     with tempfile.TemporaryDirectory(prefix="rlperf-run-") as folder:
         scratch = os.path.join(folder, "results")  # asv's html_dir lands beside it (asvtools.conf)
         status = run_prepared(commit, machine=machine, results_dir=scratch, fallback_conf=fallback_conf,
-                              bench=bench, quick=quick, echo=echo)
+                              bench=bench, quick=quick, echo=echo, suite_dir=suite_dir)
         store.publish(results_dir, machine, scratch, [commit.sha], bench=bench, fingerprint=session,
-                      wait_s=wait_s, echo=echo)
+                      wait_s=wait_s, echo=echo, metas=None if suite_dir is None else [])
     return status
 
 

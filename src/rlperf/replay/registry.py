@@ -2,7 +2,7 @@
 
 `REGISTRY` maps each name to its spec, the single-GPU placements (`placements.PLACEMENTS`) first and the
 rank placements (`multirank.RANK_SPECS`) last: the order `rlperf replay --placements` lists and the asv
-parameter lists follow (rlperf.asvtools.param_order). A caller asks the spec how it runs
+parameter lists follow (benchmarks/_suite.py). A caller asks the spec how it runs
 (`spec.multi_rank`, `spec.world_size`) instead of which table it came from. Torch-free.
 """
 
