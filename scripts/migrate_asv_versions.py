@@ -2,12 +2,14 @@
 (rlperf.asvtools.version_migration).
 
     python scripts/migrate_asv_versions.py [--results-dir results/asv] [--judgments FILE] [--log FILE]
-                                           [--dry-run] [--show-diff] [MACHINE ...]
+                                           [--dry-run] [--show-diff] [--retire-judged-changed ARCHIVE]
+                                           [MACHINE ...]
 
 Prints one line per stored (result, benchmark) whose version is not today's: the file, the benchmark, the
 outcome, what was rewritten or left, and why; then the count per outcome. Without --dry-run the rewritten
 files are saved (each in its own JSON layout) and the same lines are appended to the log with the command,
-the date and the repository's HEAD. Exit 2 on bad arguments or judgments, 5 when benchmarks.json does not
+the date and the repository's HEAD. --retire-judged-changed moves the entries judged to measure something
+else (which asv publish would drop as stale) into the same-named files under ARCHIVE: kept, not drawn. Exit 2 on bad arguments or judgments, 5 when benchmarks.json does not
 describe today's benchmarks/ or a file cannot be read or rewritten (nothing is half-written).
 """
 
@@ -35,6 +37,9 @@ def main(argv=None) -> int:
     parser.add_argument("--judgments", default=DEFAULT_JUDGMENTS, help="reviewed judgments (TOML)")
     parser.add_argument("--log", default=DEFAULT_LOG, help="appended to unless --dry-run")
     parser.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    parser.add_argument("--retire-judged-changed", metavar="ARCHIVE",
+                        help="move entries judged to measure something else (stale to asv publish) into the "
+                             "same-named files under ARCHIVE, e.g. results/asv-retired")
     parser.add_argument("--show-diff", action="store_true", help="print the code diff of each unreviewed change")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not os.path.isdir(args.results_dir):
@@ -52,6 +57,9 @@ def main(argv=None) -> int:
         decisions = [d for d in vm.plan(args.results_dir, args.repo, args.machines or known, judgments,
                                         args.benchmark_dir) if d.outcome != "current"]
         lines = [vm.log_line(d, args.results_dir) for d in decisions]
+        if args.retire_judged_changed:
+            lines = [line.replace("\tleft ", f"\tretired to {args.retire_judged_changed}: ", 1)
+                     if d.outcome == "judged-changed" else line for d, line in zip(decisions, lines)]
         for d, line in zip(decisions, lines):
             print(line)
             if args.show_diff and d.outcome == "unreviewed":
@@ -61,6 +69,8 @@ def main(argv=None) -> int:
         if args.dry_run or not decisions:
             return 0
         written = vm.apply(decisions)
+        if args.retire_judged_changed:
+            written += vm.retire(decisions, args.results_dir, args.retire_judged_changed)
         head = git(args.repo, "rev-parse", "HEAD")
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with open(args.log, "a") as fh:

@@ -154,25 +154,34 @@ def _real(values) -> bool:
     return any(v is not None and v == v for v in (values if isinstance(values, list) else [values]))
 
 
-def test_no_committed_result_is_dropped_as_stale_unless_judged_to_measure_something_else():
+def test_no_committed_result_is_dropped_as_stale():
     """asv publish keeps a stored value only under its benchmark's current version, and drops the rest
-    without a word (Results.get_result_keys, the filter publish calls). Stale results are allowed only
-    where results/asv/version-judgments.toml judged the stored code to measure something else."""
-    from rlperf.asvtools.version_migration import load_judgments
-
+    without a word (Results.get_result_keys, the filter publish calls). A result judged to measure
+    something else is retired to results/asv-retired/ (scripts/migrate_asv_versions.py
+    --retire-judged-changed), so the published history holds nothing the site would skip."""
     benchmarks = json.loads((ROOT / "results" / "asv" / "benchmarks.json").read_text())
-    changed = {(name, h) for j in load_judgments(str(ROOT / "results" / "asv" / "version-judgments.toml"))
-               if not j.same for name in j.benchmarks for h in j.stored}
     stale, read = [], 0
     for path in sorted((ROOT / "results" / "asv").glob("*/*-*.json")):
         result, read = Results.load(str(path)), read + 1
         dropped = {k for k in result.get_all_result_keys() if k in benchmarks} - result.get_result_keys(benchmarks)
-        for key in sorted(dropped):
-            if (key, result.benchmark_version[key]) not in changed:
-                stale.append(f"{path.parent.name}/{path.name[:8]} {key} (stored {result.benchmark_version[key][:12]}, "
-                             f"today {benchmarks[key]['version']})")
+        stale += [f"{path.parent.name}/{path.name[:8]} {key} (stored {result.benchmark_version[key][:12]}, "
+                  f"today {benchmarks[key]['version']})" for key in sorted(dropped)]
     assert read >= 100  # the committed history: a glob that finds nothing must not pass
     assert not stale, "stale (run scripts/migrate_asv_versions.py):\n" + "\n".join(stale)
+
+
+def test_retired_results_are_kept_and_were_judged_to_measure_something_else():
+    """Nothing is lost by retiring: every archived entry is one a reviewed judgment calls changed."""
+    from rlperf.asvtools.version_migration import load_judgments
+
+    changed = {(name, h) for j in load_judgments(str(ROOT / "results" / "asv" / "version-judgments.toml"))
+               if not j.same for name in j.benchmarks for h in j.stored}
+    retired = sorted((ROOT / "results" / "asv-retired").glob("*/*-*.json"))
+    assert retired
+    for path in retired:
+        result = Results.load(str(path))
+        for key in result.get_all_result_keys():
+            assert (key, result.benchmark_version[key]) in changed, (path.name, key)
 
 
 def test_every_benchmark_with_a_stored_value_draws_a_graph_of_its_machine(committed_site):

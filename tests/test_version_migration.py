@@ -327,3 +327,20 @@ def test_the_script_exits_2_on_an_unknown_machine_or_bad_judgments_and_5_on_a_st
     proc = script("--results-dir", str(results), cwd=repo)
     assert proc.returncode == 5 and "regenerate it first" in proc.stderr
     assert {p.name: p.read_bytes() for p in (results / MACHINE).iterdir()} == before
+
+
+def test_retire_moves_only_judged_changed_entries_into_the_archive_and_loses_nothing(repo, tmp_path):
+    repo, results, versions = repo
+    path = next((results / MACHINE).glob("*-existing-py.json"))
+    before = json.loads(path.read_text())
+    name = "bench_m.Edited.time_c"
+    changed = vm.Judgment((name,), (_sha(OLD, name),), None, False, "other inputs")
+    archive = tmp_path / "retired"
+    written = vm.retire(vm.plan(str(results), str(repo), [MACHINE], [changed]), str(results), str(archive))
+    target = archive / MACHINE / path.name
+    assert sorted(written) == sorted([str(path), str(target)])
+    after, archived = json.loads(path.read_text()), json.loads(target.read_text())
+    assert name not in after["results"] and archived["results"] == {name: before["results"][name]}
+    assert {**after["results"], **archived["results"]} == before["results"]
+    assert archived["commit_hash"] == before["commit_hash"] and archived["params"] == before["params"]
+    assert Results.load(str(target)).get_all_result_keys() == {name}  # still an asv result file

@@ -274,6 +274,30 @@ def apply(decisions: list[Decision]) -> list[str]:
     return [path for path, _ in prepared]
 
 
+def retire(decisions: list[Decision], results_dir: str, archive_dir: str) -> list[str]:
+    """Move every judged-changed entry (stored code judged to measure something else: asv publish would
+    drop it as stale) out of its result file into the same-named file under `archive_dir`, which keeps
+    the file's columns and commit facts; returns the paths written. Nothing is lost, and the published
+    history holds only what its graphs draw. Every file is prepared before any is written."""
+    by_file: dict[str, set[str]] = {}
+    for d in decisions:
+        if d.outcome == "judged-changed":
+            by_file.setdefault(d.path, set()).add(d.benchmark)
+    prepared = []
+    for path, names in sorted(by_file.items()):
+        text = open(path).read()
+        doc = json.loads(text)
+        target = os.path.join(archive_dir, os.path.relpath(path, results_dir))
+        archived = json.loads(open(target).read()) if os.path.isfile(target) else {**doc, "results": {}}
+        for name in sorted(names):
+            archived["results"][name] = doc["results"].pop(name)
+        prepared += [(target, json.dumps(archived, indent=1, sort_keys=True)), (path, dumps_like(text, doc))]
+    for path, text in prepared:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_text_atomic(path, text)
+    return [path for path, _ in prepared]
+
+
 def code_diff(decision: Decision, repo: str, results_dir: str, benchmark_dir: str = "benchmarks") -> str:
     """The unified diff from the stored commit's code to today's, for reviewing an unreviewed decision."""
     sha = str(_read(decision.path)["commit_hash"])
@@ -291,4 +315,4 @@ def log_line(decision: Decision, results_dir: str) -> str:
 
 
 __all__ = ["Decision", "Judgment", "LEFT", "REWRITES", "apply", "code_diff", "load_judgments", "log_line",
-           "machines_under", "plan"]
+           "machines_under", "plan", "retire"]
