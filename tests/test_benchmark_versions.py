@@ -61,3 +61,12 @@ def test_a_placement_added_mid_registry_is_appended_and_known_ones_keep_their_or
     registry = ["host", "new-one", "host-pageable", "gpu", "newer"]
     assert append_only(registry) == ["host", "host-pageable", "gpu", "new-one", "newer"]
     assert append_only(reversed(PLACEMENT_ORDER)) == list(PLACEMENT_ORDER)
+
+
+def test_the_committed_benchmarks_json_describes_the_suite_as_it_is_now():
+    """The site, the gate's directions and the version migration read results/asv/benchmarks.json: after
+    an edit of benchmarks/ it must be re-discovered (asv run --python=same --bench just-discover)."""
+    from rlperf.asvtools import version_migration as vm
+
+    root = Path(__file__).resolve().parents[1]
+    assert vm.plan(str(root / "results" / "asv"), str(root), [], []) == []  # raises when it is stale
