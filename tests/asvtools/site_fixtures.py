@@ -9,7 +9,7 @@ from pathlib import Path
 
 from asv import util as asv_util
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def publish_committed(out: Path) -> tuple[Path, str]:

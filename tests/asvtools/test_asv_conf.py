@@ -9,7 +9,7 @@ from pathlib import Path
 from asv import util as asv_util
 from asv.config import Config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 PLACEHOLDER = '''
 class Placeholder:

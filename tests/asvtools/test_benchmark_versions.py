@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rlperf.asvtools.param_order import PLACEMENT_ORDER, append_only
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 BENCH_METHOD = re.compile(r"^(time|track|mem|peakmem|timeraw)_")  # asv_runner's name_regex prefixes
 
 

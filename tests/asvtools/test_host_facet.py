@@ -14,7 +14,7 @@ from rlperf.asvtools import fingerprint
 from rlperf.asvtools.host_facet import stamp_machine
 from rlperf.gate.exitcodes import InfrastructureError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MACHINE = "box"
 PARAMS = {"arch": "x86_64", "cpu": "AMD EPYC", "machine": MACHINE, "num_cpu": "2", "python": "3.12"}
 

@@ -17,9 +17,9 @@ from asv.results import Results
 from asv.runner import BenchmarkResult
 
 from rlperf.asvtools.machine_file import machine_entry
-from site_fixtures import publish_committed
+from tests.asvtools.site_fixtures import publish_committed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MACHINE = "fixture-box"
 BENCHMARKS = {
     "bench_fixture.Suite.time_gather": {
@@ -120,7 +120,7 @@ HISTORY_MACHINE = "cpu-2vcpu-amd-epyc"  # the backfilled CPU box (results/asv/<m
 
 @pytest.fixture(scope="module")
 def committed_site(tmp_path_factory):
-    """`asv publish` of the committed results/asv (tests/site_fixtures.py)."""
+    """`asv publish` of the committed results/asv (tests/asvtools/site_fixtures.py)."""
     return publish_committed(tmp_path_factory.mktemp("committed"))
 
 

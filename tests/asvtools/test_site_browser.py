@@ -15,7 +15,7 @@ import pytest
 from rlperf.asvtools.browser import find_chromium
 from rlperf.asvtools.site import MAX_LINES, install
 from rlperf.asvtools.site_check import benchmarks_with_values, check
-from site_fixtures import publish_committed
+from tests.asvtools.site_fixtures import publish_committed
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAKE = """#!/bin/sh
 if [ -n "$FAKE_FAIL" ]; then echo "fake chromium: cannot open display" >&2; exit 3; fi
 for a in "$@"; do

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from asv.results import Results
 
-from gate_fixtures import COLUMNS, HOST, PYTHON
+from tests.gate_fixtures import COLUMNS, HOST, PYTHON
 from rlperf.asvtools import fingerprint, store
 from rlperf.errors import InfrastructureError
 from rlperf.gate.results import load_commit

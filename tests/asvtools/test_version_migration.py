@@ -19,7 +19,7 @@ from rlperf.asvtools import version_migration as vm
 from rlperf.asvtools.benchmark_code import benchmark_code
 from rlperf.errors import InfrastructureError, UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MACHINE = "box"
 
 # Decorators, an inherited setup, a module-level setup, setup_cache, a subclass and a class without setup:

@@ -7,7 +7,7 @@ import pytest
 
 import benchmarks.bench_e2e as bench
 from rlperf.e2e.loop import collectors
-from test_e2e_loop_fake import FakeCollector
+from tests.e2e.test_loop_fake import FakeCollector
 
 TINY = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
         "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]

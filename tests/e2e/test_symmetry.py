@@ -20,8 +20,8 @@ from rlperf.e2e.learner.sac import SacLearner  # noqa: E402
 from rlperf.e2e.learner.synthetic import synthetic_batch  # noqa: E402
 from rlperf.e2e.loop import collectors  # noqa: E402
 from rlperf.errors import UsageError  # noqa: E402
-from test_e2e_cli import TINY as CLI_TINY  # noqa: E402
-from test_e2e_loop_fake import FakeCollector  # noqa: E402
+from tests.e2e.test_cli import TINY as CLI_TINY  # noqa: E402
+from tests.e2e.test_loop_fake import FakeCollector  # noqa: E402
 
 TINY = ["algo.actor_hidden_dim=16", "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.batch_size=32",
         "algo.use_compile=false", "training.use_amp=false"]

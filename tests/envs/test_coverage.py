@@ -14,7 +14,7 @@ from rlperf.envs import parity, registry, tolerances
 from rlperf.envs.motion_tracking import inputs as mt_inputs
 from rlperf.envs.walk import inputs as walk_inputs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FULL = {"g1_walk_flat": "full_supported", "probe": "default", "g1_motion_tracking": "full_supported"}
 N = 1000
 

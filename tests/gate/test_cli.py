@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from gate_fixtures import MACHINE, bench, git_repo, spread, write_benchmarks_json, write_results
+from tests.gate_fixtures import MACHINE, bench, git_repo, spread, write_benchmarks_json, write_results
 from rlperf.asvtools import fingerprint
 from rlperf.cli import main
 from rlperf.gate import flow
@@ -383,7 +383,7 @@ def test_make_gate_runs_interleaved_under_the_default_profile():
 
     if shutil.which("make") is None:
         pytest.skip("needs make")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
 
     def dry(*extra):
         out = subprocess.run(["make", "-n", "-s", "-C", str(root), "gate", "MACHINE=m", *extra],

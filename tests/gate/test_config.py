@@ -10,7 +10,7 @@ import pytest
 from rlperf.errors import UsageError
 from rlperf.gate.config import default_profile, load_config, policy_for, settings_label
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_repository_gate_toml_loads():
@@ -23,7 +23,7 @@ def test_repository_gate_toml_loads():
 def test_repository_replay_fallback_reaches_replay_points_only(key, factor):
     """Without a thresholds table the replay rule's fallback (gate.toml) reaches the parameterised asv keys;
     the bimodal gathers' hand-set 4.0 and 2.9 are gone (they are advisory from their measured noise instead,
-    tests/test_gate_thresholds.py)."""
+    tests/gate/test_thresholds.py)."""
     config = load_config(str(ROOT / "gate.toml"))
     assert policy_for(config, key, key.split("(")[0], {}).factor == factor
 

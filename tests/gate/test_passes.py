@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gate_fixtures import MACHINE, bench, git_repo, spread, write_benchmarks_json, write_results
+from tests.gate_fixtures import MACHINE, bench, git_repo, spread, write_benchmarks_json, write_results
 from rlperf.asvtools import fingerprint, run_commit
 from rlperf.cli import main
 from rlperf.gate import flow, passdir

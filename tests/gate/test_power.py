@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from test_gate_passes import s  # noqa: F401 - the fixture: a repo, a base and a head commit
+from tests.gate.test_passes import s  # noqa: F401 - the fixture: a repo, a base and a head commit
 
 from rlperf.cli import main as rlperf_main
 from rlperf.errors import UsageError
 from rlperf.gate.power import chain_timing, injection, sessions, tables
 from rlperf.gate.power import trials as cut
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def study(argv) -> int:
@@ -237,8 +237,8 @@ def test_a_trial_is_judged_by_the_gates_own_flow_as_the_verdict_job_judges(s, mo
     --passes-from` writes to --out-json for the same kept passes, record, config and factor."""
     from argparse import Namespace
 
-    import test_gate_passes as kept
-    from gate_fixtures import MACHINE
+    from tests.gate import test_passes as kept
+    from tests.gate_fixtures import MACHINE
 
     kept.fake_asv(monkeypatch, s, {"base": [1.0, 1.0, 1.0], "head": [1.30, 1.32, 1.29]})
     assert kept.measure(s) == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gate_fixtures import MACHINE, bench, write_results
+from tests.gate_fixtures import MACHINE, bench, write_results
 from rlperf.gate.config import GateConfig, load_config, policy_for, settings_label, with_table
 from rlperf.gate.exitcodes import GateExit
 from rlperf.gate.judge import judge_point
@@ -20,7 +20,7 @@ from rlperf.gate.results import Point
 from rlperf.gate.thresholds import (MIN_CHANGES, Threshold, derive, factor_of, from_history, log_changes,
                                     sigma_of_changes)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 H200 = "nvidia-h200x1-16vcpu-intel-xeon"
 COMPACT = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-compact', 1)"
 FUSED = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused', 1)"

@@ -15,8 +15,8 @@ from rlperf.history.scan import read_asv_conf
 from rlperf.history.series import load_series
 from rlperf.report import summary
 
-ROOT = Path(__file__).resolve().parents[1]
-KNOWN = json.loads((ROOT / "tests" / "history_known_steps.json").read_text())
+ROOT = Path(__file__).resolve().parents[2]
+KNOWN = json.loads(Path(__file__).with_name("known_steps.json").read_text())
 SETTINGS = read_asv_conf(ROOT / "asv.conf.json")
 FUSED = r"^bench_env\.EnvFused\.time_fused"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "rewrite_citations.py"
 # Spelled in pieces so this file holds no citation of its own for the repository check to read.
 W, L, LP = "workloads" + ".md", "limits", "limits-and-practices"

@@ -11,7 +11,7 @@ import pytest
 
 from rlperf.report import summary
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 MARGIN = 0.95
 REPORTS = sorted(RESULTS.glob(summary.REPLAY_GLOB))
 ENV_REPORTS = sorted(RESULTS.glob(summary.ENV_GLOB))

@@ -15,10 +15,10 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / ".ci"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".ci"))
 from gha_expr import evaluate  # noqa: E402  (CI tooling beside .ci/run, not part of the package)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTIONLINT = ROOT / ".ci" / "actionlint"
 FILES = sorted(WORKFLOWS.glob("*.yml"))

@@ -122,5 +122,5 @@ def test_asv_skips_infeasible_points_without_importing_torch():
             "except NotImplementedError as e:\n    print('skip', e)\n"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[1]).stdout
+                         cwd=Path(__file__).resolve().parents[2]).stdout
     assert "skip needs 64 GPUs" in out and out.strip().endswith("False")

@@ -98,7 +98,7 @@ def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import bench_replay
 
     bench = bench_replay.ReplayPeakMemory()
@@ -138,7 +138,7 @@ def test_replay_the_asv_suite_and_the_e2e_loop_build_placements_one_way():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     builders = [p.relative_to(root).as_posix() for d in ("src", "benchmarks") for p in (root / d).rglob("*.py")
                 if re.search(r"\.load\(\)\(spec=", p.read_text())]
     assert builders == ["src/rlperf/replay/build.py"]

@@ -9,7 +9,7 @@ from scipy import stats
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.sampler import SAMPLERS, CounterSampler, make_sampler
 from rlperf.replay.storage import Storage
-from replay_steps import ENVS, TINY, step
+from tests.replay.replay_steps import ENVS, TINY, step
 
 M64 = 2**64 - 1
 

@@ -9,7 +9,7 @@ from rlperf.replay.pairing import PairedStorages
 from rlperf.replay.sampler import TorchSampler
 from rlperf.replay.storage import STORAGE_KINDS, ReplayStorage, Storage
 from rlperf.row_layout import RowLayout
-from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
+from tests.replay.replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 MT = RowLayout(160, 29, 289)
 WALK = RowLayout(98, 29, 101)

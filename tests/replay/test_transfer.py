@@ -11,7 +11,7 @@ import torch
 from rlperf.replay.placements import PLACEMENTS, valid_combinations
 from rlperf.replay.placements.specs import TRANSFERS
 from rlperf.replay.run import learner_device
-from replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
+from tests.replay.replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 CAP, STEPS, EVERY, BATCH = 64, 20, 8, 96  # 80 rows into 64: wraps; terminal rows within the table's slots
 CPU_TRANSFERS = ("h2d", "h2d-pageable", "pipelined", "none")
@@ -56,7 +56,7 @@ def test_every_combination_returns_the_rows_it_wrote_on_a_gpu(spec):
         pytest.skip(spec.unavailable_reason())
     if spec.parts.peer:
         pytest.skip(f"{spec.parts.peer} owns its storage and is written through its own API; "
-                    "tests/test_torchrl_peer.py verifies its rows, wraparound included")
+                    "tests/replay/test_torchrl_peer.py verifies its rows, wraparound included")
     _integrity(spec)
 
 

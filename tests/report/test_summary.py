@@ -26,7 +26,7 @@ def test_the_committed_summary_is_what_the_command_prints_from_the_committed_res
     regenerated with `rlperf summary > results/SUMMARY.md` (run from the repository root)."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)  # the summary names files by the path it was given: `results/...`
     assert main(["summary", "--results", "results"]) == 0
     printed = capsys.readouterr().out

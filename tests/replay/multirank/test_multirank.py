@@ -208,7 +208,7 @@ def test_the_time_model_reproduces_the_measured_single_gpu_host_path_and_flat_gp
 
 
 def test_the_plan_document_carries_the_generated_tables_verbatim():
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "tier2-plan.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "tier2-plan.md").read_text()
     assert traffic.markdown() in doc, "regenerate: rlperf traffic"
 
 
