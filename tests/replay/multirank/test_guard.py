@@ -35,3 +35,27 @@ def test_the_shared_table_needs_room_in_dev_shm():
     verdict = feasibility(case, HGX, shm_free=64 * 2**20)
     assert not verdict.ok and "/dev/shm" in verdict.reason and "GiB" in verdict.reason
     assert feasibility(case, HGX, shm_free=300 * GIB).ok
+
+
+def test_the_gpu_count_is_checked_before_the_placement_family():
+    verdict = feasibility(ReplayCase("g1_motion_tracking", "motrix", "host", 2**20, gpus=8), H200)
+    assert verdict.reason == "needs 8 GPUs, 1 visible"
+
+
+def test_cpu_ranks_hold_every_ranks_device_bytes_in_host_memory():
+    from rlperf.replay.cases import Resources
+    from rlperf.replay.multirank import RANK_SPECS
+
+    case = TinyCase("gpu-replica", capacity_rows=4096, gpus=2)
+    wl = case.workload
+    one = RANK_SPECS["gpu-replica"].memory_need(wl.layout, 4096, wl.sample_rows_per_rank, 2).device_bytes
+    room_for_one_and_a_half = Resources(0, int(1.5 * one / 0.8), 0)  # the host budget is 0.8 x available
+    verdict = feasibility(case, room_for_one_and_a_half, cpu_ranks=True)
+    assert not verdict.ok and verdict.reason.startswith("host memory") and "2 ranks" in verdict.reason
+    assert feasibility(case, Resources(0, int(2.5 * one / 0.8), 0), cpu_ranks=True).ok
+
+
+def test_a_missing_shared_memory_folder_has_no_room():
+    from rlperf.replay.multirank.guard import shm_free_bytes
+
+    assert shm_free_bytes("/nonexistent/rlperf-shm") == 0

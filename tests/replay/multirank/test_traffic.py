@@ -40,3 +40,50 @@ def test_rlperf_traffic_prints_the_generated_tables(capsys):
 
     assert main(["traffic"]) == 0
     assert capsys.readouterr().out == traffic.markdown()
+
+
+ROW, S = 3720, 256
+
+
+def test_an_unknown_placement_has_no_model():
+    with pytest.raises(KeyError):
+        traffic.rank_traffic("host", ROW, S, 2)
+    with pytest.raises(KeyError):
+        traffic.device_path_ms("shared-host", ROW, S, 2)
+
+
+def test_only_shared_host_touches_host_dram_and_pcie_and_cpu_ranks_skip_the_copy():
+    batch = S * ROW
+    assert traffic.rank_traffic("shared-host", ROW, S, 2)["h2d"] == batch
+    assert traffic.rank_traffic("shared-host", ROW, S, 2, cuda=False)["h2d"] == 0
+    assert traffic.rank_dram_bytes("shared-host", ROW, S) - traffic.rank_dram_bytes("shared-host", ROW, S,
+                                                                                    cuda=False) == batch
+    for p in ("gpu-replica", "rank-local", "sharded-global"):
+        t = traffic.rank_traffic(p, ROW, S, 2)
+        assert t["h2d"] == t["host_read"] == 0 and traffic.rank_dram_bytes(p, ROW, S) == 0
+
+
+def test_sharded_global_crosses_nvlink_only_with_more_than_one_rank_and_costs_more_as_ranks_grow():
+    assert traffic.rank_traffic("sharded-global", ROW, S, 1)["interconnect_in"] == 0
+    ms = [traffic.device_path_ms("sharded-global", ROW, S, n) for n in (1, 2, 4, 8)]
+    assert ms == sorted(ms) and ms[0] > traffic.device_path_ms("gpu-replica", ROW, S, 1)
+
+
+@pytest.mark.parametrize("need, fit", [(69, "ok"), (70, "tight"), (86, "tight"), (87, "no")])
+def test_device_fit_is_ok_within_the_production_guard_and_tight_within_free(need, fit):
+    assert traffic.device_fit(need, 100) == fit  # x1.15: 69 -> 79.35 <= 80; 70 -> 80.5; 87 -> 100.05 > 100
+
+
+def test_host_fit_needs_the_total_within_the_ram_budget_and_the_table_within_dev_shm():
+    assert traffic.host_fit(80, 50, 100) == "ok"
+    assert traffic.host_fit(81, 10, 100) == "no"
+    assert traffic.host_fit(60, 51, 100) == "no"
+
+
+def test_predictions_are_skips_where_the_table_does_not_fit():
+    from tests.replay.multirank.tiny import tiny_workload
+
+    rows = {(r[0], r[2]): r[3:] for r in traffic.prediction_rows(tiny_workload())}
+    replica = rows[("gpu-replica", "8")]  # 2^20 .. 2^26 rows of 3,720 B on one 139 GiB GPU
+    assert replica[-1] == "skip" and all(cell != "skip" for cell in replica[:-1])
+    assert float(replica[0]) > 0
