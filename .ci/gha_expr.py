@@ -3,7 +3,7 @@
 `||`, `&&`, `!`, `==`, `!=`, parentheses, 'string' literals, dotted context paths and `always()`, with
 GitHub's semantics: a missing property is null, `==` on strings ignores case, `||` / `&&` return an
 operand. Anything else is rejected, so a workflow that outgrows it fails loudly instead of being misread.
-Used by tests/test_workflows.py (the trust guard) and .ci/workflow_steps.py (running the steps here).
+Used by tests/project/test_workflows.py (the trust guard) and .ci/workflow_steps.py (running the steps here).
 """
 
 from __future__ import annotations

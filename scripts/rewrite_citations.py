@@ -29,7 +29,7 @@ DOCS = {"workloads": "docs/workloads.md", "limits": "docs/limits.md"}
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".sh", ".cfg", ".ini", ".json", ""}
 SKIP_DIRS = {".git", ".venv", "results", "html", ".asv", "node_modules", "__pycache__", "build", "dist"}
 # The rewrite's own source and test spell citation forms as examples and fixtures: never rewrite them.
-SELF = {"scripts/rewrite_citations.py", "tests/test_citations.py"}
+SELF = {"scripts/rewrite_citations.py", "tests/project/test_citations.py"}
 
 _W_CODE = r"[A-E](?:\d{1,2})?(?![\w.])"
 _L_CODE = r"§?\d+(?:\.\d+)?(?!\.?\d)"

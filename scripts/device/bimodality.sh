@@ -11,10 +11,10 @@ export PYTHONUNBUFFERED=1 SITE=/tmp/site
 GPU_PLACEMENTS=gpu,gpu-padded,gpu-fused,gpu-fused-padded,gpu-bf16,gpu-fused-bf16,gpu-compact
 nvidia-smi -q -d CLOCK > "$OUT/clocks-before.txt" 2>&1
 { git rev-parse HEAD 2>/dev/null; nproc; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$OUT/machine.txt" 2>&1
-PYTHONPATH=$PWD/src:$SITE python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_measure_timing.py \
-  tests/test_replay_storage.py tests/test_replay_gpu_setup.py tests/test_replay_cases.py 2>&1 | tee "$OUT/gpu-tests.log"
+PYTHONPATH=$PWD/src:$SITE python3 -m pytest -q -p no:cacheprovider -m gpu tests/measure/test_timing.py \
+  tests/replay/test_storage.py tests/replay/test_gpu_setup.py tests/replay/test_cases.py 2>&1 | tee "$OUT/gpu-tests.log"
 if [ -n "${BASE_SRC:-}" ]; then  # the ordering test must fail on the base tree
-  PYTHONPATH=$BASE_SRC:$SITE python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_replay_gpu_setup.py 2>&1 \
+  PYTHONPATH=$BASE_SRC:$SITE python3 -m pytest -q -p no:cacheprovider -m gpu tests/replay/test_gpu_setup.py 2>&1 \
     | tail -4 | tee "$OUT/gpu-tests-base.log"
   PYTHONPATH=$BASE_SRC:$SITE python3 scripts/device/probe_gpu_gather.py --procs "${PROCS:-8}" --out "$OUT/probe-base.jsonl"
 fi

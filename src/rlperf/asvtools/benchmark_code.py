@@ -6,7 +6,7 @@ method, each `setup` it finds (the module's, then the class's) and `setup_cache`
 under a `class Name:` header naming the class that defines it. The stored `version` is sha256 of that
 text unless the class (or module) sets `version`. Reading the text from source (`git show
 SHA:benchmarks/x.py`) instead of importing it matches a stored result to the exact code that produced
-it, without the package of that commit. tests/test_benchmark_code.py checks this against asv_runner.
+it, without the package of that commit. tests/asvtools/test_version_migration.py checks this against asv_runner.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ sample, no `--record-samples`, infinite CI) the gate falls back to the factor al
 asv's Mann–Whitney test (reproduced here, see mann_whitney_p) breaks ties the conservative way: of all
 the ways to order tied base/head pairs it takes the least significant one; it uses U's exact
 distribution while both sides have ≤ 20 samples and the normal approximation (no continuity or tie
-correction) above. tests/test_gate_significance.py pins the p-values to those asv._stats gives.
+correction) above. tests/gate/test_significance.py pins the p-values to those asv._stats gives.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why these exist: the kernel used to call libm per env for acosf (15 calls), atan2, sincos and float64
 exp. `acos01` and `half_yaw` replace those calls with a few multiplies and a square root, in float32
 like the numpy reference; their accuracy is tested against numpy on dense sweeps
-(tests/test_env_motion_tracking_rows.py). fastmath leaves out nnan/ninf, so NaN and inf still flow through.
+(tests/envs/test_motion_tracking_rows.py). fastmath leaves out nnan/ninf, so NaN and inf still flow through.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""pytest-benchmark timings of the asv suite's hot paths (run with --benchmark-only)."""

@@ -1,0 +1,226 @@
+"""Thresholds from measured noise: the rule on synthetic histories, the committed tables, advisory points."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.gate_fixtures import MACHINE, bench, write_results
+from rlperf.gate.config import GateConfig, load_config, policy_for, settings_label, with_table
+from rlperf.gate.exitcodes import GateExit
+from rlperf.gate.judge import judge_point
+from rlperf.gate.report import Verdict, to_dict, to_markdown
+from rlperf.gate.results import Point
+from rlperf.gate.thresholds import (MIN_CHANGES, Threshold, derive, factor_of, from_history, log_changes,
+                                    sigma_of_changes)
+
+ROOT = Path(__file__).resolve().parents[2]
+H200 = "nvidia-h200x1-16vcpu-intel-xeon"
+COMPACT = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-compact', 1)"
+FUSED = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused', 1)"
+
+
+def thresholds_command(argv: list[str]) -> int:
+    """`rlperf gate-thresholds ARGV`, as a user runs it (exit code)."""
+    from rlperf.cli import main
+
+    return main(["gate-thresholds", *argv])
+
+
+def noisy(n: int, cv: float, seed: int = 0, level: float = 1.0) -> list[float]:
+    rng = random.Random(seed)
+    return [level * math.exp(rng.gauss(0.0, cv)) for _ in range(n)]
+
+
+def test_a_flat_history_needs_no_band():
+    assert sigma_of_changes(log_changes([2.0] * 20)) == 0 and factor_of(0.0) == 1.0
+
+
+def test_a_noisy_history_gives_the_spread_of_a_two_run_ratio():
+    """Runs with log-SD 5 %: the ratio of two has SD 5 % x sqrt(2); the band is exp(2.326 x that)."""
+    sigma = sigma_of_changes(log_changes(noisy(2000, 0.05)))
+    assert sigma == pytest.approx(0.05 * math.sqrt(2), rel=0.1)
+    assert factor_of(sigma) == pytest.approx(math.exp(2.326 * 0.05 * math.sqrt(2)), rel=0.02)
+
+
+def test_a_step_does_not_inflate_the_noise_estimate():
+    values = noisy(200, 0.03)
+    stepped = values[:100] + [2.0 * v for v in values[100:]]  # the code got twice as slow at commit 100
+    changes = log_changes(stepped)
+    assert sigma_of_changes(changes) == pytest.approx(sigma_of_changes(log_changes(values)), rel=0.05)
+    assert statistics.stdev(changes) > 1.5 * sigma_of_changes(changes)  # a plain SD would have been inflated
+
+
+def _history(results_dir: Path, values_by_host: dict[str, list[float]]) -> None:
+    """One parameterless benchmark `b.S.time_x` over commits, one run of commits per host (cpu_flags)."""
+    i = 0
+    for flags, values in values_by_host.items():
+        for value in values:
+            i += 1
+            write_results(results_dir, f"{i:08x}" + "0" * 32, {"b.S.time_x": bench(value)}, host={"cpu_flags": flags})
+
+
+def test_a_host_change_is_not_a_change(tmp_path):
+    _history(tmp_path, {"aaaa": [1.0] * 5, "bbbb": [5.0] * 5})  # a 5x faster... other host
+    (entry,) = from_history(tmp_path, MACHINE)
+    assert (entry.n, entry.factor) == (8, 1.0)  # 4 + 4 changes within hosts, none across
+
+
+def test_too_little_history_falls_back_to_the_gate_factor_and_says_so(tmp_path):
+    _history(tmp_path, {"aaaa": [1.0, 1.2, 0.9]})
+    (entry,) = derive(tmp_path, MACHINE)
+    assert entry.factor is None and entry.n == 2 < MIN_CHANGES
+    config = GateConfig(factor=1.1, table={entry.name: entry})
+    policy = policy_for(config, "b.S.time_x", "b.S.time_x", {})
+    assert policy.factor == 1.1 and policy.advisory is None and "too little measured noise" in policy.source
+
+
+def test_derived_factor_replaces_a_rule_but_never_narrows_below_the_gate_factor():
+    from rlperf.gate.config import Rule
+
+    rules = (Rule(match="b.*", factor=1.30),)
+    wide = Threshold("b.S.time_x", "history", 40, 0.08, 1.2, "synthetic")
+    tight = Threshold("b.S.time_x", "history", 40, 0.01, 1.02, "synthetic")
+    assert policy_for(GateConfig(factor=1.1, rules=rules, table={"b.S.time_x": wide}), "b.S.time_x", "b.S.time_x",
+                      {}).factor == 1.2
+    assert policy_for(GateConfig(factor=1.1, rules=rules, table={"b.S.time_x": tight}), "b.S.time_x", "b.S.time_x",
+                      {}).factor == 1.1
+
+
+def _h200_config(**kw) -> GateConfig:
+    return with_table(load_config(str(ROOT / "gate.toml"), **kw), H200, str(ROOT))
+
+
+def _before_fix_config(**kw) -> GateConfig:
+    """The H200 table as the null runs of the host-paced timing gave it (run-noise-before-fix/: two gathers
+    bimodal across processes), derived now from those committed runs: the advisory path on real data."""
+    table = {t.name: t for t in derive(ROOT / "results/asv", H200, ROOT / f"results/reports/replay/{H200}/run-noise-before-fix")}
+    return replace(load_config(str(ROOT / "gate.toml"), **kw), table=table, table_source="run-noise-before-fix")
+
+
+def test_gate_toml_no_longer_ungates_points_by_hand():
+    config = load_config(str(ROOT / "gate.toml"))
+    assert all(r.factor is None or r.factor <= config.advisory_above for r in config.rules)
+    assert not any("gpu-compact" in r.match or "bf16" in r.match for r in config.rules)
+
+
+@pytest.mark.parametrize("placement, cv", [("gpu-compact", "42.6%"), ("gpu-fused-bf16", "31.7%")])
+def test_the_bimodal_gpu_gathers_were_advisory_with_their_measured_cv(placement, cv):
+    name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
+    assert policy.advisory and f"run-to-run CV {cv}" in policy.advisory and policy.advisory_paired
+
+
+@pytest.mark.parametrize("placement", ["gpu-compact", "gpu-fused-bf16", "gpu-fused", "gpu"])
+def test_todays_gpu_gathers_are_gated_at_the_default_factor(placement):
+    """Since the run-ahead fix every gather needs under x1.02 across fresh processes (run-noise/): gated,
+    never narrower than [gate] factor."""
+    name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
+    policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
+    assert policy.advisory is None and policy.factor == 1.1 and "derived" in policy.source
+
+
+def test_a_measured_unimodal_gather_gets_its_own_factor():
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", FUSED, {})
+    assert policy.factor == pytest.approx(1.123, abs=1e-3) and policy.advisory is None
+    assert policy.paired_factor == 1.05  # its paired null trials' factor (gate.toml rule) still holds
+
+
+def test_cli_factor_replaces_derived_factors_keeps_advisory_and_says_so():
+    config = _before_fix_config(factor=1.5)
+    assert policy_for(config, "x", FUSED, {}).factor == 1.5
+    assert policy_for(config, "x", COMPACT, {}).advisory
+    assert "--factor replaces its factors" in settings_label(config)
+
+
+def test_a_machine_without_a_table_says_every_factor_is_from_gate_toml(tmp_path):
+    config = with_table(load_config(str(ROOT / "gate.toml")), "no-such-box", str(tmp_path))
+    assert "no thresholds table" in settings_label(config)
+    assert policy_for(config, "x", COMPACT, {}).factor == 1.25  # the replay rule's fallback
+
+
+def _pt(value, name=COMPACT):
+    return Point(key=name.split("(")[0], name=name, value=value, stats=None, samples=None, version="v1", env="e")
+
+
+def test_advisory_never_blocks_and_has_its_own_section():
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", COMPACT, {})
+    f = judge_point(_pt(0.3), _pt(1.5), policy, {"unit": "ms"}, 0.002, pass_values=[(0.3, 1.5)] * 5)
+    assert (f.status, f.exit_code) == ("advisory", GateExit.OK) and "would read regression" in f.detail
+    v = Verdict(base="a" * 40, head="b" * 40, machine=H200, factor=1.1, findings=[f])
+    assert v.exit_code == GateExit.OK
+    md = to_markdown(v)
+    section = md.split("### 📢 Advisory points")[1]
+    assert COMPACT in section and "42.6%" in section and "×4.06" in section
+    assert "| status |" not in md  # not in the table of what blocks or changed
+    assert to_dict(v)["advisory"][0]["name"] == COMPACT
+
+
+def test_history_advisory_yields_to_paired_samples_fresh_process_advisory_does_not():
+    history = Threshold("k.S.time_x", "history", 100, 0.4, 2.5, "synthetic")
+    config = GateConfig(factor=1.1, paired_factor=1.05, table={"k.S.time_x": history, COMPACT: replace(
+        history, name=COMPACT, source="null-runs")})
+    kernel = policy_for(config, "k.S.time_x", "k.S.time_x", {})
+    gather = policy_for(config, "x", COMPACT, {})
+    ratios = [(1.0, 1.2)] * 20
+    assert judge_point(_pt(1.0, "k.S.time_x"), _pt(1.2, "k.S.time_x"), kernel, {}, 0.002).status == "advisory"
+    assert judge_point(_pt(1.0, "k.S.time_x"), _pt(1.2, "k.S.time_x"), kernel, {}, 0.002, pass_values=ratios,
+                       paired=True).status == "regression"  # judged at its paired factor 1.05
+    assert judge_point(_pt(1.0), _pt(1.2), gather, {}, 0.002, pass_values=ratios, paired=True).status == "advisory"
+
+
+@pytest.mark.parametrize("machine", ["cpu-2vcpu-amd-epyc", "cpu-2vcpu-intel-xeon", H200])
+def test_committed_table_is_what_the_command_gives_from_the_committed_results(machine, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert thresholds_command(["--machine", machine, "--check"]) == 0, capsys.readouterr().err
+    committed = json.loads((ROOT / f"results/reports/gate/{machine}/thresholds/thresholds.json").read_text())
+    assert committed["machine"] == machine
+
+
+def test_the_command_refuses_an_unknown_machine_writing_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert thresholds_command(["--machine", "nope", "--results-dir", str(ROOT / "results/asv"),
+                                 "--out", str(out), "--config", str(ROOT / "gate.toml")]) == 2
+    assert "valid: cpu-2vcpu-amd-epyc" in capsys.readouterr().err and not out.exists()
+
+
+def test_bad_ceiling_or_table_is_a_usage_error_naming_it(tmp_path):
+    from rlperf.errors import UsageError
+
+    bad = tmp_path / "g.toml"
+    bad.write_text("[gate]\nadvisory_above = 1.0\n")
+    with pytest.raises(UsageError, match="advisory_above"):
+        load_config(str(bad))
+    table = tmp_path / "box" / "t.json"
+    table.parent.mkdir()
+    table.write_text('{"schema": "other"}')
+    good = tmp_path / "ok.toml"
+    good.write_text(f'[gate]\nthresholds = "{tmp_path.as_posix()}/{{machine}}/t.json"\n')
+    with pytest.raises(UsageError, match="unreadable thresholds table .*t.json.*rlperf gate-thresholds"):
+        with_table(load_config(str(good)), "box", "/")
+
+
+def test_the_ceiling_is_read_from_gate_toml_at_judging_time(tmp_path):
+    """The table holds measurement only; raising advisory_above gates a point the default ceiling does not."""
+    entry = Threshold("b.S.time_x", "history", 40, 0.1, 1.262, "synthetic")
+    assert policy_for(GateConfig(table={entry.name: entry}), "b.S.time_x", "b.S.time_x", {}).advisory
+    lenient = GateConfig(table={entry.name: entry}, advisory_above=1.3)
+    policy = policy_for(lenient, "b.S.time_x", "b.S.time_x", {})
+    assert policy.advisory is None and policy.factor == 1.262
+
+
+def test_check_finds_a_stale_table(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["--machine", H200, "--results-dir", str(ROOT / "results/asv"), "--out", str(out),
+            "--null-runs", str(ROOT / f"results/reports/replay/{H200}/run-noise"), "--config", str(ROOT / "gate.toml")]
+    assert thresholds_command(argv) == 0 and thresholds_command(argv + ["--check"]) == 0
+    doc = json.loads((out / "thresholds.json").read_text())
+    doc["points"][0]["n"] += 1
+    (out / "thresholds.json").write_text(json.dumps(doc))
+    assert thresholds_command(argv + ["--check"]) == 1 and "stale" in capsys.readouterr().err

@@ -1,0 +1,1 @@
+"""Repository-wide checks: import layers, citations, workflows, CLI help, committed floors."""
