@@ -68,5 +68,5 @@ def test_the_committed_benchmarks_json_describes_the_suite_as_it_is_now():
     an edit of benchmarks/ it must be re-discovered (asv run --python=same --bench just-discover)."""
     from rlperf.asvtools import version_migration as vm
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert vm.plan(str(root / "results" / "asv"), str(root), [], []) == []  # raises when it is stale
