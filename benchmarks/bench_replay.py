@@ -9,10 +9,10 @@ NotImplementedError in setup with the guard's reason (bytes needed and available
 that decision is made without importing torch where it can be, since asv spawns a process per point.
 """
 
-from ._suite import append_only
-from ._suite import skip_point
+from ._replay_api import build, is_multi_rank, torch_threads
+from ._suite import append_only, skip_point
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEFAULT_TASK, GPU_COUNTS,
-                                 ReplayCase, Resources, default_torch_threads, feasibility)
+                                 ReplayCase, Resources, feasibility)
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 
 WARMUP, REPEAT = 5, 20
@@ -49,16 +49,14 @@ class _ReplayMetric:
         if self.metric != CPU_SAMPLE and not cheap.cuda_devices:
             raise NotImplementedError("no CUDA device: device timing not measured")
         _skip_unless(feasibility(case, Resources.probe()))  # torch: the truth for points that will run
-        from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
-        if case.spec.multi_rank:
+        if is_multi_rank(placement, case.spec):
             self._measure = self._multirank(case)
         else:
-            placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
-                                            threads=default_torch_threads(gpus), seed=12345)
+            placement_obj = build(case, threads=torch_threads(gpus), seed=12345)
             placement_obj.setup()
             placement_obj.verify()
             self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)
@@ -86,7 +84,7 @@ class ReplayPeakMemory:
     version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["capacity_exp", "placement"]
     # the reference capacity and the compact layout's 2^26 goal: filling more tables only to read RSS costs minutes
-    params = [[20, 26], append_only(name for name, spec in ALL_SPECS.items() if not spec.multi_rank)]
+    params = [[20, 26], append_only(name for name, spec in ALL_SPECS.items() if not is_multi_rank(name, spec))]
     unit = "bytes"
     timeout = 1800
     number = 1
@@ -103,13 +101,11 @@ class ReplayPeakMemory:
             if not verdict.ok:
                 raise NotImplementedError(verdict.reason)
         from rlperf.replay.peak_memory import PeakMemory
-        from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
         self._on_device = learner_device() is not None  # without one there is no device peak (not 0 bytes)
         peak = PeakMemory(learner_device())
-        placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
-                                        threads=default_torch_threads(1), seed=12345)
+        placement_obj = build(case, threads=torch_threads(1), seed=12345)
         placement_obj.setup()
         placement_obj.verify()
         placement_obj.sample()
