@@ -7,13 +7,12 @@ import math
 
 import pytest
 
-from rlperf.gate.config import GateConfig, Policy, Rule
+from rlperf.gate.config import GateConfig, Rule
 from rlperf.gate.exitcodes import GateExit, worst
-from rlperf.gate.judge import judge, judge_point
 from rlperf.gate.meta import higher_is_better, within_tolerance
-from rlperf.gate.report import Verdict, to_json, to_markdown
+from rlperf.gate.report import to_json, to_markdown
 from rlperf.gate.results import Point, pair_envs
-from rlperf.gate.significance import assess
+from rlperf.gate.verdict import Policy, Verdict, assess, judge, judge_point
 
 LOW = Policy("lower", 1.10, None, "default")
 HIGH = Policy("higher", 1.10, None, "benchmark")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from gate_fixtures import MACHINE, bench, write_results
-from rlperf.gate.config import GateConfig, load_config, policy_for, settings_label, with_table
+from rlperf.gate.config import GateConfig, load_config, settings_label, with_table
 from rlperf.gate.exitcodes import GateExit
-from rlperf.gate.judge import judge_point
-from rlperf.gate.report import Verdict, to_dict, to_markdown
+from rlperf.gate.report import to_dict, to_markdown
+from rlperf.gate.verdict import Verdict, judge_point, policy_for
 from rlperf.gate.results import Point
 from rlperf.gate.thresholds import (MIN_CHANGES, Threshold, derive, factor_of, from_history, log_changes,
                                     sigma_of_changes)

@@ -1,4 +1,4 @@
-"""The verdict as a PR comment (Markdown) and as JSON; formatters return text or data, callers write them.
+"""A gate.verdict.Verdict as a PR comment (Markdown) and as JSON; formatters only: they return text or data, callers write them.
 
 The comment leads with what blocks or changed and folds everything unchanged into one compact table,
 so it fits on a screen when nothing is wrong; points measured on neither commit are only counted.
@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 
 from asv.util import human_value
 
-from rlperf.gate.exitcodes import GateExit, worst
-from rlperf.gate.judge import Finding
+from rlperf.gate.exitcodes import GateExit
+from rlperf.gate.verdict import Finding, Verdict
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
@@ -39,40 +38,6 @@ _QUICK_HEADLINE = " — QUICK LOOK, not CI's settings"
 _QUICK_NOTE = ("> ⚠️ **Quick look (`--quick`): 1 pass, no paired sampling. This is NOT what CI runs**; its misses "
                "and false alarms are far more likely. Run without `--quick` (the profile's passes and paired "
                "sampling) before trusting the verdict.")
-
-
-@dataclass
-class Verdict:
-    """Everything the gate decided, with enough context to reproduce it."""
-
-    base: str
-    head: str
-    machine: str
-    factor: float
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # infrastructure: no verdict on the code (5)
-    failures: list[str] = field(default_factory=list)  # head's suite itself is broken (3)
-    notes: list[str] = field(default_factory=list)
-    config: str | None = None
-    mode: str = ""
-    host: str = ""
-    accepted: tuple[str, ...] = ()
-    working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
-    profile: str | None = None  # gate.toml's [profile.NAME] the run used (the mode says why and what overrode it)
-    quick: bool = False  # --quick: a fast look, not the settings CI runs
-
-    @property
-    def exit_code(self) -> GateExit:
-        if self.errors:
-            return GateExit.INFRASTRUCTURE
-        codes = [f.exit_code for f in self.findings]
-        return worst(codes + [GateExit.BENCHMARK_FAILURE] * bool(self.failures))
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for f in self.findings:
-            out[f.status] = out.get(f.status, 0) + 1
-        return dict(sorted(out.items()))
 
 
 def to_dict(v: Verdict) -> dict:
@@ -166,4 +131,4 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["Verdict", "to_dict", "to_json", "to_markdown"]
+__all__ = ["to_dict", "to_json", "to_markdown"]
