@@ -16,7 +16,7 @@ from rlperf.gate.verdict import Finding, Verdict
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
-         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢"}
+         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢", "unjudgeable": "🛠️"}
 _HEADLINE = {
     GateExit.OK: "✅ no regression",
     GateExit.REGRESSION: "🔴 regression",
@@ -26,7 +26,7 @@ _HEADLINE = {
     GateExit.CHANGED_BENCHMARK: "✏️ benchmark changed",
 }
 # the order of the leading table: what blocks (by exit code), then what changed
-_LEAD_ORDER = ("regression", "parity", "failed", "skipped-on-head", "missing-on-head", "changed", "improved",
+_LEAD_ORDER = ("unjudgeable", "regression", "parity", "failed", "skipped-on-head", "missing-on-head", "changed", "improved",
                "noise", "new", "changed-accepted", "still-failing")
 _QUIET = ("ok",)
 _UNLISTED = ("not-measured",)

@@ -28,6 +28,7 @@ BLOCKING = {
     "skipped-on-head": GateExit.COVERAGE_LOSS,
     "missing-on-head": GateExit.COVERAGE_LOSS,
     "changed": GateExit.CHANGED_BENCHMARK,
+    "unjudgeable": GateExit.INFRASTRUCTURE,
 }
 # Statuses of a point the gate judged (a ratio against base, or a tolerance on head) ...
 JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted", "advisory")
@@ -74,6 +75,7 @@ class Finding:
     #              differs, blocks) | improved | ok | noise (over the factor, not significant) | new
     #              | changed-accepted (--accept-changed) | still-failing | not-measured
     #              | advisory (too noisy to gate: compared and shown, never blocking; detail says why)
+    #              | unjudgeable (no ratio can judge its values: a sign change, a negative or a lone zero; 5)
     direction: str
     base: float | None
     head: float | None
@@ -92,16 +94,29 @@ class Finding:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["exit_code"] = int(self.exit_code)
-        # strict JSON has no inf/NaN: an infinite ratio (base 0) is written as null with the detail kept
+        # strict JSON has no inf/NaN: a non-finite number is written as null with the detail kept
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+def unratioable(base: float, head: float) -> str | None:
+    """Why no worse-ratio can compare these values (None when one can).
+
+    A factor is a multiplicative band: it means something only between two values of one sign. Both
+    > 0 compare; both 0 are equal. A negative value makes head/base read backwards (base -1, head -2
+    reads x2 "worse" though lower), a sign change or a lone zero gives a ratio <= 0 or infinite, which
+    would read as improved or as a regression of any size. Such a point wants an absolute judgement
+    (`within_tolerance`), not a factor."""
+    if base > 0 and head > 0 or base == head == 0:
+        return None
+    if base < 0 or head < 0:
+        return f"a negative value (base {base:g}, head {head:g})"
+    return f"a zero {'base' if base == 0 else 'head'} (base {base:g}, head {head:g})"
+
+
 def _worse_ratio(direction: str, base: float, head: float) -> float:
-    """How many times worse head is than base (> 1 worse, < 1 better)."""
+    """How many times worse head is than base (> 1 worse, < 1 better); both > 0 or both 0 (unratioable)."""
     num, den = (head, base) if direction == "lower" else (base, head)
-    if den == 0:
-        return 1.0 if num == 0 else math.inf
-    return num / den
+    return 1.0 if num == den == 0 else num / den
 
 
 def _value(p: Point | None) -> float | None:
@@ -113,12 +128,14 @@ def accepted_by(patterns, key: str, name: str) -> str | None:
     return next((p for p in patterns if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(key, p)), None)
 
 
-def _median_of_passes(direction: str, pass_values) -> tuple[float, float, float, list[float]] | None:
+def _both(pass_values) -> list[tuple[float, float]]:
+    """The passes (or paired blocks) measured on both sides."""
+    return [(b, h) for b, h in pass_values if b is not None and h is not None and not math.isnan(b)
+            and not math.isnan(h)]
+
+
+def _median_of_passes(direction: str, both) -> tuple[float, float, float, list[float]]:
     """(median base, median head, median of per-pass worse-ratios, the ratios) over passes measured on both."""
-    both = [(b, h) for b, h in pass_values if b is not None and h is not None
-            and not math.isnan(b) and not math.isnan(h)]
-    if not both:
-        return None
     ratios = [_worse_ratio(direction, b, h) for b, h in both]
     return (statistics.median(b for b, _ in both), statistics.median(h for _, h in both),
             statistics.median(ratios), ratios)
@@ -163,10 +180,15 @@ def judge_point(base: Point | None, head: Point | None, policy: Policy, meta: di
     if base is None or not base.measured:
         return finding("new", detail="no measurement on base")
 
-    passes = _median_of_passes(policy.direction, pass_values) if pass_values is not None else None
+    both = _both(pass_values) if pass_values is not None else []
     factor = policy.factor
-    if passes is not None:
-        base_value, head_value, ratio, ratios = passes
+    for b, h in both or [(base.value, head.value)]:
+        why = unratioable(b, h)
+        if why:
+            return finding("unjudgeable", method="ratio", detail=f"{why}: no factor can judge it; a corrupt value, "
+                           "or a metric that wants an absolute tolerance (rlperf.gate.meta.within_tolerance)")
+    if both:
+        base_value, head_value, ratio, ratios = _median_of_passes(policy.direction, both)
         significant, method = True, f"{'paired-' if paired else ''}median-of-{len(ratios)}"
         detail = _ratios_detail(ratios)
         if paired and policy.paired_factor is not None:
@@ -293,4 +315,4 @@ class Verdict:
 
 
 __all__ = ["BLOCKING", "Finding", "GATED", "JUDGED", "Policy", "Significance", "Verdict", "accepted_by", "assess",
-           "judge", "judge_point", "nothing_compared", "policy_for", "worth_confirming"]
+           "judge", "judge_point", "nothing_compared", "policy_for", "unratioable", "worth_confirming"]
