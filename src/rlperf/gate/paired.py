@@ -29,7 +29,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlperf.errors import InfrastructureError
 from rlperf.gate import paired_worker
+from rlperf.gate.results import corrupt_value
 
 WORKER_SOURCE = Path(paired_worker.__file__).read_text(encoding="utf-8")
 SIDES = ("base", "head")
@@ -235,11 +237,19 @@ def save(path: str, points: list[PointPairs], spec: PairedSpec, **meta) -> None:
 
 
 def load(path: str) -> tuple[PairedSpec, list[PointPairs], dict]:
+    """A paired.json (save); every sample passes the rule stored results pass (results.corrupt_value),
+    else an InfrastructureError names the file and the point."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     spec = PairedSpec(**doc["spec"])
     meta = {k: v for k, v in doc.items() if k not in ("schema", "spec", "points")}
-    return spec, [PointPairs.from_dict(p) for p in doc["points"]], meta
+    points = [PointPairs.from_dict(p) for p in doc["points"]]
+    for point in points:
+        problem = corrupt_value(point.name.split("(", 1)[0], None, [x for pair in point.pairs for x in pair])
+        if problem:
+            raise InfrastructureError(f"corrupt paired samples {path}: point {point.name!r} has {problem}; "
+                                      "re-measure it (the gate compares only finite samples, a time > 0)")
+    return spec, points, meta
 
 
 def bench_dir_of(worktree: str) -> str:
