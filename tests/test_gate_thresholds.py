@@ -162,6 +162,24 @@ def test_advisory_never_blocks_and_has_its_own_section():
     assert to_dict(v)["advisory"][0]["name"] == COMPACT
 
 
+def test_a_verdict_of_advisory_points_only_says_nothing_was_gated():
+    """Exit 0 (advisory never blocks), but the headline must not read as a pass of gated points."""
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", COMPACT, {})
+    advisory = judge_point(_pt(0.3), _pt(1.5), policy, {"unit": "ms"}, 0.002, pass_values=[(0.3, 1.5)] * 5)
+    v = Verdict(base="a" * 40, head="b" * 40, machine=H200, factor=1.1, findings=[advisory])
+    headline = to_markdown(v).splitlines()[0]
+    assert v.exit_code == GateExit.OK and v.gated == 0
+    assert "0 points gated" in headline and "nothing gated" in headline and "1 advisory" in headline
+    assert "no regression" not in headline
+    assert (to_dict(v)["gated"], to_dict(v)["exit_code"]) == (0, 0)
+    gated = judge_point(_pt(1.0, "k.S.time_x"), _pt(1.0, "k.S.time_x"), policy_for(GateConfig(), "k.S.time_x",
+                                                                                  "k.S.time_x", {}), {}, 0.002)
+    v.findings.append(gated)
+    headline = to_markdown(v).splitlines()[0]
+    assert "no regression" in headline and "1 point gated" in headline and "1 advisory" in headline
+    assert to_dict(v)["gated"] == 1
+
+
 def test_history_advisory_yields_to_paired_samples_fresh_process_advisory_does_not():
     history = Threshold("k.S.time_x", "history", 100, 0.4, 2.5, "synthetic")
     config = GateConfig(factor=1.1, paired_factor=1.05, table={"k.S.time_x": history, COMPACT: replace(

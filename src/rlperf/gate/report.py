@@ -48,7 +48,7 @@ def to_dict(v: Verdict) -> dict:
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
         "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted), "profile": v.profile, "quick": v.quick,
         "head_working_tree": list(v.working_tree) if v.working_tree else None,
-        "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
+        "gated": v.gated, "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
         "advisory": [{"name": f.name, "ratio": f.ratio if f.ratio is None or math.isfinite(f.ratio) else None,
                       "reason": f.detail} for f in v.findings if f.status in _ADVISORY],
@@ -87,10 +87,23 @@ def _paths(paths, shown: int = 5) -> str:
     return ", ".join(f"`{p}`" for p in paths[:shown]) + more
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _headline(v: Verdict) -> str:
+    """What the exit code says, and how many points it rests on: a verdict that gated no point (every
+    compared point advisory, say) says "nothing gated" instead of "no regression", though it exits 0."""
+    code, advisory = v.exit_code, sum(1 for f in v.findings if f.status in _ADVISORY)
+    title = "📢 nothing gated" if code == GateExit.OK and not v.gated else _HEADLINE[code]
+    counted = (f": {_plural(v.gated, 'point')} gated" + (f", {advisory} advisory (never blocking)" if advisory else "")
+               if v.findings else "")
+    return f"## rlperf gate: {title} (exit {int(code)}){counted}" + (_QUICK_HEADLINE if v.quick else "")
+
+
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
-    code = v.exit_code
-    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})" + (_QUICK_HEADLINE if v.quick else ""),
+    lines = [_headline(v),
              "", *([_QUICK_NOTE, ""] if v.quick else []),
              f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
              + (f"; {v.mode}" if v.mode else "") + ".",
