@@ -2,9 +2,9 @@
 
 Why: on a shared or virtualised box the speed of the machine drifts over seconds (neighbours in a
 shared L3, host scheduling). asv passes of base and head are seconds apart, so each per-pass ratio
-carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 % (docs/gate.md,
-Detection power). Two samples taken back to back see the same machine, so their ratio cancels the
-drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
+carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 %
+(results/reports/gate/MEASUREMENTS.md). Two samples taken back to back see the same machine, so their
+ratio cancels the drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
 the other side: an ABBA order makes every first-of-pair sample a repeat of the same process, with warm
 caches, and every second one a switch (docs/gate.md, Paired sampling). Each point gets its own
 pair of fresh worker processes (gate.paired_worker).
