@@ -323,7 +323,7 @@ def test_quick_needs_run(setup, capsys):
 
 
 def test_a_quick_run_measures_one_pass_unpaired_and_says_loudly_it_is_not_ci(setup, monkeypatch):
-    from rlperf.gate.report import Verdict
+    from rlperf.gate.verdict import Verdict
 
     setup["config"].write_text(PROFILES)
     _cuda(monkeypatch, False)
@@ -353,7 +353,8 @@ def test_a_quick_run_measures_one_pass_unpaired_and_says_loudly_it_is_not_ci(set
 
 
 def test_a_run_without_quick_carries_no_quick_label():
-    from rlperf.gate.report import Verdict, to_markdown
+    from rlperf.gate.report import to_markdown
+    from rlperf.gate.verdict import Verdict
 
     md = to_markdown(Verdict(base="a" * 40, head="b" * 40, machine=MACHINE, factor=1.1, mode="interleaved"))
     assert "quick" not in md.lower()

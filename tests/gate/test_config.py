@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rlperf.errors import UsageError
-from rlperf.gate.config import default_profile, load_config, policy_for, settings_label
+from rlperf.gate.config import default_profile, load_config, settings_label
+from rlperf.gate.verdict import policy_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

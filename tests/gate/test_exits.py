@@ -146,6 +146,34 @@ def test_a_zero_track_value_is_a_value_not_corruption(s):
     assert gate(s, "--no-run") == GateExit.OK
 
 
+TRACK = "b.S.track_ms"
+
+
+@pytest.mark.parametrize("base, head, what", [
+    (2.0, -0.5, "a negative value (base 2, head -0.5)"),  # once "improved" (ratio -0.25)
+    (-1.0, -2.0, "a negative value (base -1, head -2)"),  # once a x2 "regression", though head is lower
+    (-1.0, -0.5, "a negative value (base -1, head -0.5)"),  # once "improved", though head is higher
+    (0.0, 5.0, "a zero base (base 0, head 5)"),  # once an infinite "regression" of a 0.0 ms wait
+    (5.0, 0.0, "a zero head (base 5, head 0)"),  # once "improved" (ratio 0)
+])
+def test_a_track_value_no_ratio_can_judge_exits_5_naming_the_point(s, base, head, what):
+    """A lower-is-better `track_` point: a negative value or a lone zero makes head/base meaningless."""
+    store(s, {**point(1.0), TRACK: bench(base)}, {**point(1.0), TRACK: bench(head)})
+    assert gate(s, "--no-run") == GateExit.INFRASTRUCTURE
+    found = {f["name"]: f for f in verdict(s)["findings"]}[TRACK]
+    assert found["status"] == "unjudgeable" and what in found["detail"] and found["ratio"] is None
+    assert f"`{TRACK}`" in (s["out"] / "v.md").read_text() and "within_tolerance" in found["detail"]
+
+
+def test_a_tolerance_point_judges_a_negative_value_absolutely(s):
+    """A signed parity difference is judged on |head| <= tolerance, never by a ratio: no exit 5."""
+    s["results"].mkdir()
+    write_benchmarks_json(s["results"], {NAME: {"unit": "seconds"}, TRACK: {"unit": "unit", "tolerance": 1e-3}})
+    store(s, {**point(1.0), TRACK: bench(2e-4)}, {**point(1.0), TRACK: bench(-5e-4)})
+    assert gate(s, "--no-run") == GateExit.OK
+    assert {f["name"]: f["status"] for f in verdict(s)["findings"]}[TRACK] == "ok"
+
+
 # --- 3. a dirty working tree ---------------------------------------------------------------------------
 
 def dirty(s) -> None:

@@ -7,13 +7,12 @@ import math
 
 import pytest
 
-from rlperf.gate.config import GateConfig, Policy, Rule
+from rlperf.gate.config import GateConfig, Rule
 from rlperf.gate.exitcodes import GateExit, worst
-from rlperf.gate.judge import judge, judge_point
 from rlperf.gate.meta import higher_is_better, within_tolerance
-from rlperf.gate.report import Verdict, to_json, to_markdown
+from rlperf.gate.report import to_json, to_markdown
 from rlperf.gate.results import Point, pair_envs
-from rlperf.gate.significance import assess
+from rlperf.gate.verdict import Policy, Verdict, assess, judge, judge_point
 
 LOW = Policy("lower", 1.10, None, "default")
 HIGH = Policy("higher", 1.10, None, "benchmark")
@@ -105,6 +104,18 @@ def test_interleaved_passes_are_judged_on_the_median_of_per_pass_ratios():
     assert f.status == "regression" and f.ratio == pytest.approx(2.0)
 
 
+def test_a_pass_no_ratio_can_judge_makes_the_point_unjudgeable_not_a_median():
+    """One pass across a sign change (or with a lone zero) would feed the median a ratio <= 0 or inf."""
+    track = dict(name="b.S.track_ms")
+    for bad in [(1.0, -0.2), (0.0, 1.0)]:
+        f = judge_point(pt(1.0, **track), pt(1.0, **track), LOW, {}, 0.002,
+                        pass_values=[(1.0, 1.0), bad, (1.0, 1.01)])
+        assert (f.status, f.exit_code, f.ratio) == ("unjudgeable", GateExit.INFRASTRUCTURE, None)
+    f = judge_point(pt(0.0, **track), pt(0.0, **track), HIGH, {}, 0.002, pass_values=[(0.0, 0.0)] * 3)
+    assert (f.status, f.ratio) == ("ok", 1.0)  # a metric that stays at 0 is unchanged
+    assert status(pt(0.0, **track), pt(0.0, **track)) == "ok"
+
+
 def test_exit_code_six_sits_between_coverage_loss_and_regression():
     assert worst([GateExit.CHANGED_BENCHMARK, GateExit.REGRESSION]) == GateExit.CHANGED_BENCHMARK
     assert worst([GateExit.CHANGED_BENCHMARK, GateExit.COVERAGE_LOSS]) == GateExit.COVERAGE_LOSS
@@ -165,7 +176,7 @@ def test_meta_decorators_set_the_attributes_asv_exports():
 
 def test_report_is_strict_json_and_markdown_leads_with_what_blocks():
     findings = [judge_point(pt(1.0), pt(1.0, name="b.S.time_ok"), LOW, {}, 0.002),
-                judge_point(pt(0.0), pt(5.0), LOW, {}, 0.002),
+                judge_point(pt(1.0), pt(5.0), LOW, {}, 0.002),
                 judge_point(pt(1.0), pt(None, name="b.S.time_fail"), LOW, {}, 0.002),
                 judge_point(pt(1.0, spread(1.0)), pt(0.5, spread(0.5), name="b.S.time_fast"), LOW, {}, 0.002)]
     findings += [judge_point(pt(math.nan), pt(math.nan, name=f"b.S.time_gpu({i})"), LOW, {}, 0.002)
@@ -173,7 +184,6 @@ def test_report_is_strict_json_and_markdown_leads_with_what_blocks():
     v = Verdict(base="a" * 40, head="b" * 40, machine="m", factor=1.1, findings=findings)
     data = json.loads(to_json(v))
     assert data["exit_code"] == 3 and data["verdict"] == "benchmark_failure"
-    assert data["findings"][1]["ratio"] is None  # infinite ratio (base 0) is null in strict JSON
     assert data["counts"]["not-measured"] == 50
     md = to_markdown(v)
     assert md.index("| 🔴 regression") < md.index("| 💥 failed") < md.index("| 🟢 improved")

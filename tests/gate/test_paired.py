@@ -14,8 +14,8 @@ from rlperf.errors import UsageError
 from rlperf.gate import interleave, paired, paired_worker, passdir
 from rlperf.gate.config import load_config
 from rlperf.gate.exitcodes import InfrastructureError
-from rlperf.gate.judge import _ratios_detail
 from rlperf.gate.results import CommitResults, Point
+from rlperf.gate.verdict import _ratios_detail
 
 SUITE = '''
 import sys, time
@@ -244,7 +244,7 @@ def _policy_config(text, tmp_path, **cli):
 
 
 def test_paired_factor_precedence(tmp_path):
-    from rlperf.gate.config import policy_for
+    from rlperf.gate.verdict import policy_for
 
     text = ("[gate]\nfactor = 1.10\npaired_factor = 1.05\n"
             "[[rule]]\nmatch = 'noisy*'\nfactor = 1.30\n"
@@ -258,8 +258,7 @@ def test_paired_factor_precedence(tmp_path):
 
 
 def test_a_paired_point_is_judged_at_the_paired_factor():
-    from rlperf.gate.config import Policy
-    from rlperf.gate.judge import judge_point
+    from rlperf.gate.verdict import Policy, judge_point
 
     base, head = _point("p", "m.C.time_p", 1.0), _point("p", "m.C.time_p", 1.07)
     policy = Policy(direction="lower", factor=1.10, tolerance=None, source="", paired_factor=1.05)
@@ -366,7 +365,7 @@ def test_paired_confirm_from_the_config_and_the_cli(tmp_path):
 
 def test_the_verdict_names_each_re_sampled_point_and_its_final_status():
     from rlperf.gate.flow import _confirmed_notes
-    from rlperf.gate.judge import Finding
+    from rlperf.gate.verdict import Finding
 
     def finding(name, status):
         return Finding(name=name, status=status, direction="lower", base=1.0, head=1.0, ratio=1.0, factor=1.05,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from pathlib import Path
 
@@ -337,6 +338,23 @@ def test_passes_that_cannot_be_judged_are_infrastructure_errors(s, monkeypatch, 
     v = verdict(s)
     assert message in v["errors"][0] and v["findings"] == []
     assert sorted(str(p) for p in s["tmp"].rglob("*")) == before  # the verdict's two files were already there
+
+
+@pytest.mark.parametrize("pairs, what", [
+    ([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]], "a sample time of 0.0"),  # once a head that reads infinitely fast
+    ([[1.0, 1.0], [1.0, -0.5], [1.0, 1.0]], "a sample time of -0.5"),
+    ([[1.0, 1.0], [math.nan, 1.0], [1.0, 1.0]], "a non-finite sample (nan)"),
+    ([[1.0, 1.0], [1.0, math.inf], [1.0, 1.0]], "a non-finite sample (inf)"),
+])
+def test_corrupt_paired_samples_exit_5_naming_the_file_and_the_point(s, monkeypatch, pairs, what):
+    """paired.json's samples pass the rule stored results pass (results.corrupt_value)."""
+    keep = _kept(s, monkeypatch)
+    point = {"name": NAME, "number": 1, "kind": "time", "pairs": pairs, "segments": [len(pairs)], "wall": 1.0}
+    spec = {"seconds": 1.0, "block": 1}
+    (keep / passdir.PAIRED).write_text(json.dumps({"schema": "rlperf.gate.paired/1", "spec": spec, "points": [point]}))
+    assert judge(s) == GateExit.INFRASTRUCTURE
+    error = verdict(s)["errors"][0]
+    assert what in error and NAME in error and str(keep / passdir.PAIRED) in error
 
 
 def test_the_passes_need_the_base_record(s, monkeypatch):

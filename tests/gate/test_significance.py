@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlperf.gate.significance import (EXACT_MAX_N, assess, ci99_disjoint, conservative_u, mann_whitney_p,
-                                      smallest_p)
+from rlperf.gate.significance import EXACT_MAX_N, ci99_disjoint, conservative_u, mann_whitney_p, smallest_p
+from rlperf.gate.verdict import assess
 
 
 def wobble(n, center, step, mod, mult=7, digits=6):

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.gate_fixtures import MACHINE, bench, write_results
-from rlperf.gate.config import GateConfig, load_config, policy_for, settings_label, with_table
+from rlperf.gate.config import GateConfig, load_config, settings_label, with_table
 from rlperf.gate.exitcodes import GateExit
-from rlperf.gate.judge import judge_point
-from rlperf.gate.report import Verdict, to_dict, to_markdown
+from rlperf.gate.report import to_dict, to_markdown
+from rlperf.gate.verdict import Verdict, judge_point, policy_for
 from rlperf.gate.results import Point
 from rlperf.gate.thresholds import (MIN_CHANGES, Threshold, derive, factor_of, from_history, log_changes,
                                     sigma_of_changes)
@@ -160,6 +160,24 @@ def test_advisory_never_blocks_and_has_its_own_section():
     assert COMPACT in section and "42.6%" in section and "×4.06" in section
     assert "| status |" not in md  # not in the table of what blocks or changed
     assert to_dict(v)["advisory"][0]["name"] == COMPACT
+
+
+def test_a_verdict_of_advisory_points_only_says_nothing_was_gated():
+    """Exit 0 (advisory never blocks), but the headline must not read as a pass of gated points."""
+    policy = policy_for(_before_fix_config(), "bench_replay.ReplayGpuSample.track_ms", COMPACT, {})
+    advisory = judge_point(_pt(0.3), _pt(1.5), policy, {"unit": "ms"}, 0.002, pass_values=[(0.3, 1.5)] * 5)
+    v = Verdict(base="a" * 40, head="b" * 40, machine=H200, factor=1.1, findings=[advisory])
+    headline = to_markdown(v).splitlines()[0]
+    assert v.exit_code == GateExit.OK and v.gated == 0
+    assert "0 points gated" in headline and "nothing gated" in headline and "1 advisory" in headline
+    assert "no regression" not in headline
+    assert (to_dict(v)["gated"], to_dict(v)["exit_code"]) == (0, 0)
+    gated = judge_point(_pt(1.0, "k.S.time_x"), _pt(1.0, "k.S.time_x"), policy_for(GateConfig(), "k.S.time_x",
+                                                                                  "k.S.time_x", {}), {}, 0.002)
+    v.findings.append(gated)
+    headline = to_markdown(v).splitlines()[0]
+    assert "no regression" in headline and "1 point gated" in headline and "1 advisory" in headline
+    assert to_dict(v)["gated"] == 1
 
 
 def test_history_advisory_yields_to_paired_samples_fresh_process_advisory_does_not():

@@ -15,10 +15,9 @@ from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
 from rlperf.gate.host import compare_hosts, differing
 from rlperf.gate.interleave import measure_interleaved, paired_values, pass_values, representative
-from rlperf.gate.judge import judge, worth_confirming
-from rlperf.gate.report import Verdict
 from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
                                  load_benchmark_meta, load_commit, pair_envs, read_benchmark_meta, select)
+from rlperf.gate.verdict import Verdict, judge, nothing_compared, worth_confirming
 
 
 @dataclass(frozen=True)
@@ -241,33 +240,12 @@ def gate(where: Where, base_ref: str, head_ref: str, config: GateConfig, *, run:
         verdict.findings = findings
         verdict.notes = notes + _notes(base, head, env_map, findings, not_measured) + _confirmed_notes(passes, findings)
         verdict.notes += _unused_acceptances(accept_changed, findings)
-        nothing = _nothing_compared(findings)
+        nothing = nothing_compared(findings)
         if nothing:
             verdict.errors.append(nothing)
     except InfrastructureError as exc:
         verdict.errors.append(str(exc))
     return verdict
-
-
-# Statuses of a point the gate actually judged (a ratio against base, or a tolerance on head).
-_JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted", "advisory")
-
-
-def _nothing_compared(findings) -> str | None:
-    """The error when no point was judged and nothing else blocks: a verdict that compared nothing
-    is never a pass (a --bench that finds only points this machine skips, say CUDA ones on a CPU box).
-    Lost coverage (4) or a failure (3) keeps its own code."""
-    if any(f.status in _JUDGED for f in findings) or any(f.exit_code for f in findings):
-        return None
-    counts = {}
-    for f in findings:
-        counts[f.status] = counts.get(f.status, 0) + 1
-    why = {"not-measured": "measured on neither commit, skipped on this machine", "new": "measured on head only",
-           "still-failing": "failed on both"}
-    listed = "; ".join(f"{n} {why.get(s, s)}" for s, n in sorted(counts.items()))
-    return (f"nothing compared: none of the {len(findings)} selected point(s) was measured on both commits "
-            f"({listed}); a verdict that compared nothing is not a pass. Select points this machine can "
-            "measure (--bench), or gate on a machine that has what they need")
 
 
 def uncommitted_head(where: Where, head_ref: str) -> list[str]:

@@ -106,8 +106,8 @@ def _confirm(commits: dict, pairs: dict, spec, still_flagged, rounds: int, echo)
     names, up to `rounds` times; each round's pairs join the point's, so the judge sees them all.
 
     Why: on the 2-vCPU box the false alarms of paired sampling came in slow phases of the host lasting
-    a trial or two (docs/gate.md, Paired sampling, measured); a point judged on 18 worker pairs gave
-    none where 9 gave 3 %. Paying for 18 only where 9 flag keeps a clean gate run as cheap as before,
+    a trial or two (results/reports/gate/MEASUREMENTS.md, Paired sampling, measured); a point judged
+    on 18 worker pairs gave none where 9 gave 3 %. Paying for 18 only where 9 flag keeps a clean gate run as cheap as before,
     the second opinion PyTorch's HUD asks of a flagged benchmark before it blames a commit."""
     from rlperf.gate import paired
 

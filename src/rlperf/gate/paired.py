@@ -2,9 +2,9 @@
 
 Why: on a shared or virtualised box the speed of the machine drifts over seconds (neighbours in a
 shared L3, host scheduling). asv passes of base and head are seconds apart, so each per-pass ratio
-carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 % (docs/gate.md,
-Detection power). Two samples taken back to back see the same machine, so their ratio cancels the
-drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
+carries that drift: on the 2-vCPU box single-pass ratios had a CV of 24-40 %
+(results/reports/gate/MEASUREMENTS.md). Two samples taken back to back see the same machine, so their
+ratio cancels the drift. The sides strictly alternate (base, head, base, head, ...), so every sample follows one of
 the other side: an ABBA order makes every first-of-pair sample a repeat of the same process, with warm
 caches, and every second one a switch (docs/gate.md, Paired sampling). Each point gets its own
 pair of fresh worker processes (gate.paired_worker).
@@ -29,7 +29,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlperf.errors import InfrastructureError
 from rlperf.gate import paired_worker
+from rlperf.gate.results import corrupt_value
 
 WORKER_SOURCE = Path(paired_worker.__file__).read_text(encoding="utf-8")
 SIDES = ("base", "head")
@@ -235,11 +237,19 @@ def save(path: str, points: list[PointPairs], spec: PairedSpec, **meta) -> None:
 
 
 def load(path: str) -> tuple[PairedSpec, list[PointPairs], dict]:
+    """A paired.json (save); every sample passes the rule stored results pass (results.corrupt_value),
+    else an InfrastructureError names the file and the point."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     spec = PairedSpec(**doc["spec"])
     meta = {k: v for k, v in doc.items() if k not in ("schema", "spec", "points")}
-    return spec, [PointPairs.from_dict(p) for p in doc["points"]], meta
+    points = [PointPairs.from_dict(p) for p in doc["points"]]
+    for point in points:
+        problem = corrupt_value(point.name.split("(", 1)[0], None, [x for pair in point.pairs for x in pair])
+        if problem:
+            raise InfrastructureError(f"corrupt paired samples {path}: point {point.name!r} has {problem}; "
+                                      "re-measure it (the gate compares only finite samples, a time > 0)")
+    return spec, points, meta
 
 
 def bench_dir_of(worktree: str) -> str:

@@ -1,4 +1,4 @@
-"""The verdict as a PR comment (Markdown) and as JSON; formatters return text or data, callers write them.
+"""A gate.verdict.Verdict as a PR comment (Markdown) and as JSON; formatters only: they return text or data, callers write them.
 
 The comment leads with what blocks or changed and folds everything unchanged into one compact table,
 so it fits on a screen when nothing is wrong; points measured on neither commit are only counted.
@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 
 from asv.util import human_value
 
-from rlperf.gate.exitcodes import GateExit, worst
-from rlperf.gate.judge import Finding
+from rlperf.gate.exitcodes import GateExit
+from rlperf.gate.verdict import Finding, Verdict
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
-         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢"}
+         "still-failing": "⚠️", "not-measured": "·", "ok": "✅", "advisory": "📢", "unjudgeable": "🛠️"}
 _HEADLINE = {
     GateExit.OK: "✅ no regression",
     GateExit.REGRESSION: "🔴 regression",
@@ -27,7 +26,7 @@ _HEADLINE = {
     GateExit.CHANGED_BENCHMARK: "✏️ benchmark changed",
 }
 # the order of the leading table: what blocks (by exit code), then what changed
-_LEAD_ORDER = ("regression", "parity", "failed", "skipped-on-head", "missing-on-head", "changed", "improved",
+_LEAD_ORDER = ("unjudgeable", "regression", "parity", "failed", "skipped-on-head", "missing-on-head", "changed", "improved",
                "noise", "new", "changed-accepted", "still-failing")
 _QUIET = ("ok",)
 _UNLISTED = ("not-measured",)
@@ -41,40 +40,6 @@ _QUICK_NOTE = ("> ⚠️ **Quick look (`--quick`): 1 pass, no paired sampling. T
                "sampling) before trusting the verdict.")
 
 
-@dataclass
-class Verdict:
-    """Everything the gate decided, with enough context to reproduce it."""
-
-    base: str
-    head: str
-    machine: str
-    factor: float
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # infrastructure: no verdict on the code (5)
-    failures: list[str] = field(default_factory=list)  # head's suite itself is broken (3)
-    notes: list[str] = field(default_factory=list)
-    config: str | None = None
-    mode: str = ""
-    host: str = ""
-    accepted: tuple[str, ...] = ()
-    working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
-    profile: str | None = None  # gate.toml's [profile.NAME] the run used (the mode says why and what overrode it)
-    quick: bool = False  # --quick: a fast look, not the settings CI runs
-
-    @property
-    def exit_code(self) -> GateExit:
-        if self.errors:
-            return GateExit.INFRASTRUCTURE
-        codes = [f.exit_code for f in self.findings]
-        return worst(codes + [GateExit.BENCHMARK_FAILURE] * bool(self.failures))
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for f in self.findings:
-            out[f.status] = out.get(f.status, 0) + 1
-        return dict(sorted(out.items()))
-
-
 def to_dict(v: Verdict) -> dict:
     code = v.exit_code
     return {
@@ -83,7 +48,7 @@ def to_dict(v: Verdict) -> dict:
         "base": v.base, "head": v.head, "machine": v.machine, "factor": v.factor, "config": v.config,
         "mode": v.mode, "host": v.host, "accepted_changed": list(v.accepted), "profile": v.profile, "quick": v.quick,
         "head_working_tree": list(v.working_tree) if v.working_tree else None,
-        "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
+        "gated": v.gated, "counts": v.counts(), "errors": v.errors, "failures": v.failures, "notes": v.notes,
         "findings": [f.to_dict() for f in v.findings],
         "advisory": [{"name": f.name, "ratio": f.ratio if f.ratio is None or math.isfinite(f.ratio) else None,
                       "reason": f.detail} for f in v.findings if f.status in _ADVISORY],
@@ -122,10 +87,23 @@ def _paths(paths, shown: int = 5) -> str:
     return ", ".join(f"`{p}`" for p in paths[:shown]) + more
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _headline(v: Verdict) -> str:
+    """What the exit code says, and how many points it rests on: a verdict that gated no point (every
+    compared point advisory, say) says "nothing gated" instead of "no regression", though it exits 0."""
+    code, advisory = v.exit_code, sum(1 for f in v.findings if f.status in _ADVISORY)
+    title = "📢 nothing gated" if code == GateExit.OK and not v.gated else _HEADLINE[code]
+    counted = (f": {_plural(v.gated, 'point')} gated" + (f", {advisory} advisory (never blocking)" if advisory else "")
+               if v.findings else "")
+    return f"## rlperf gate: {title} (exit {int(code)}){counted}" + (_QUICK_HEADLINE if v.quick else "")
+
+
 def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     """A PR comment: headline, what blocks or changed, then one folded compact table of the rest."""
-    code = v.exit_code
-    lines = [f"## rlperf gate: {_HEADLINE[code]} (exit {int(code)})" + (_QUICK_HEADLINE if v.quick else ""),
+    lines = [_headline(v),
              "", *([_QUICK_NOTE, ""] if v.quick else []),
              f"base `{v.base[:12]}` → head `{v.head[:12]}` on machine `{v.machine}`; default factor {v.factor:g}"
              + (f"; {v.mode}" if v.mode else "") + ".",
@@ -166,4 +144,4 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["Verdict", "to_dict", "to_json", "to_markdown"]
+__all__ = ["to_dict", "to_json", "to_markdown"]

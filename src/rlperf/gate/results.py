@@ -63,12 +63,14 @@ def _is_number(x) -> bool:
 def corrupt_value(key: str, value, samples) -> str | None:
     """Why a stored number cannot be compared (None when it can): the gate's one rule for values.
 
-    Every value the gate judges passes here on load (stored results, every --run pass, kept passes).
+    Every value the gate judges passes here on load (stored results, every --run pass, kept passes,
+    the samples of a kept paired.json: gate.paired.load).
     asv writes null for a failure and NaN for a skip (n/a), so those stay; anything else must be
     finite, or a ratio turns a regression into "improved" (head 0 or base inf) or into exit 1 (head
     inf). Samples feed the significance test: each must be finite. A `time_` benchmark is an
     elapsed time (asv's timer), so it must also be > 0; `track_` values are not sign-checked (a fully
-    hidden wait reads 0 ms, a parity metric may be a signed difference)."""
+    hidden wait reads 0 ms, a parity metric may be a signed difference): the judge refuses a ratio
+    across a sign or a lone zero instead (gate.verdict.unratioable)."""
     if value is not None and math.isinf(value):
         return f"an infinite value ({value!r})"
     finite_samples = [s for s in samples or () if s is not None]

@@ -1,9 +1,9 @@
-"""Is a difference real? asv's rule (asv/_stats.py), computed with scipy instead of asv's private module.
+"""The statistics of asv's significance rule (asv/_stats.py), computed with scipy instead of asv's private module.
 
-asv counts a change only when it is significant: a Mann–Whitney U test on the stored samples
-(p < 0.002) when both sides have enough samples for such a p to be possible at all (≥ 6 + 6),
-otherwise non-overlap of the stored 99% confidence intervals. Where neither is possible (one
-sample, no `--record-samples`, infinite CI) the gate falls back to the factor alone and says so.
+The rule itself (which test applies, and what it decides) is gate.verdict.assess: a Mann–Whitney U
+test on the stored samples (p < 0.002) when both sides have enough samples for such a p to be possible
+at all (≥ 6 + 6, smallest_p), otherwise non-overlap of the stored 99% confidence intervals
+(ci99_disjoint), otherwise the factor alone. This module only computes the numbers.
 
 asv's Mann–Whitney test (reproduced here, see mann_whitney_p) breaks ties the conservative way: of all
 the ways to order tied base/head pairs it takes the least significant one; it uses U's exact
@@ -14,24 +14,7 @@ correction) above. tests/gate/test_significance.py pins the p-values to those as
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 EXACT_MAX_N = 20  # asv: exact distribution while max(m, n) <= 20, normal approximation above
-
-
-@dataclass(frozen=True)
-class Significance:
-    significant: bool
-    method: str  # "mann-whitney" | "ci99" | "factor-only"
-    detail: str
-
-
-def _clean(samples) -> list[float]:
-    return [x for x in samples or [] if x is not None and not math.isnan(x)]
-
-
-def _finite_ci(stats) -> bool:
-    return bool(stats) and all(k in stats and math.isfinite(stats[k]) for k in ("ci_99_a", "ci_99_b"))
 
 
 def conservative_u(x, y) -> int:
@@ -85,19 +68,4 @@ def ci99_disjoint(base_stats: dict, head_stats: dict) -> bool:
     return not (base_stats["ci_99_b"] >= head_stats["ci_99_a"] and base_stats["ci_99_a"] <= head_stats["ci_99_b"])
 
 
-def assess(base_samples, head_samples, base_stats, head_stats, p_threshold: float = 0.002) -> Significance:
-    """Significance of base vs head under asv's rule (see module docstring)."""
-    a, b = _clean(base_samples), _clean(head_samples)
-    if a and b and smallest_p(len(a), len(b)) < p_threshold:
-        p = mann_whitney_p(a, b)
-        return Significance(p < p_threshold, "mann-whitney", f"p={p:.2g} (n={len(a)}+{len(b)})")
-    if _finite_ci(base_stats) and _finite_ci(head_stats):
-        different = ci99_disjoint(base_stats, head_stats)
-        return Significance(different, "ci99", f"99% CIs {'disjoint' if different else 'overlap'}"
-                                               f" (n={len(a)}+{len(b)} samples)")
-    reason = f"only {len(a)}+{len(b)} samples" if (a or b) else "no samples stored"
-    return Significance(True, "factor-only", f"{reason}: factor alone decides")
-
-
-__all__ = ["EXACT_MAX_N", "Significance", "assess", "ci99_disjoint", "conservative_u", "mann_whitney_p",
-           "smallest_p"]
+__all__ = ["EXACT_MAX_N", "ci99_disjoint", "conservative_u", "mann_whitney_p", "smallest_p"]

@@ -1,6 +1,6 @@
 """What longer (or shorter) paired trials would catch, from the pairs a paired study kept (`rlperf
 gate-power study --paired-seconds`): every session's pairs cut into N trials, each judged by the gate's
-own rule for paired points (gate.judge.judge_point on the blocks: median of per-block worse-ratios >
+own rule for paired points (gate.verdict.judge_point on the blocks: median of per-block worse-ratios >
 factor), for several N at once. When N equals the number of worker pairs a session ran
 (--paired-restarts), each trial is one pair's pairs; any other N cuts equal consecutive runs, which may
 span two pairs of workers. It needs no clone and measures nothing; the verdicts at the session's own N
@@ -18,11 +18,10 @@ import os
 import re
 
 from rlperf.gate import paired
-from rlperf.gate.config import Policy
-from rlperf.gate.judge import judge_point
 from rlperf.gate.power.tables import wilson
 from rlperf.gate.power.trials import confirm_trial, trial_pairs
 from rlperf.gate.results import Point
+from rlperf.gate.verdict import Policy, judge_point
 
 
 def _as_point(point: paired.PointPairs) -> Point:

@@ -1,8 +1,8 @@
 """Is each gate session of a block study biased? The spread of the sessions' median per-pass ratio (per
 arm and point) against the spread when the same passes are shuffled into sessions at random.
 
-A p near 0 would mean sessions differ beyond what their passes' own noise gives (docs/gate.md: on the
-2-vCPU box p was 0.16-0.85, so more passes, not fresh sessions, narrow the spread).
+A p near 0 would mean sessions differ beyond what their passes' own noise gives (results/reports/gate/MEASUREMENTS.md:
+on the 2-vCPU box p was 0.16-0.85, so more passes, not fresh sessions, narrow the spread).
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ import time
 from rlperf.gate import paired
 from rlperf.gate.config import load_config
 from rlperf.gate.flow import Where, gate
-from rlperf.gate.judge import worth_confirming
 from rlperf.gate.passdir import load
 from rlperf.gate.power.tables import summarize
 from rlperf.gate.power.trials import confirm_folder, paired_trial_folders, trial_folders
 from rlperf.gate.results import load_points
+from rlperf.gate.verdict import worth_confirming
 from rlperf.report.jsonio import write_json
 
 

@@ -1,16 +1,24 @@
-"""One finding per point: the comparison of base and head under that point's direction and factor."""
+"""The verdict: one finding per point, the significance rule, and the exit code they reduce to.
+
+Every decision of the gate is made here, in one place: a point's policy (gate.policy.policy_for),
+whether a difference is real (`assess`, asv's rule; its statistics live in gate.significance),
+the point's status (`judge_point`), which paired points a confirming round re-samples
+(`worth_confirming`), and the exit code of the whole (`Verdict.exit_code`: the most severe of its
+findings, exitcodes.SEVERITY). gate.report only formats a Verdict; gate.config only parses gate.toml.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
-from rlperf.gate.config import GateConfig, policy_for
-from rlperf.gate.exitcodes import GateExit
+from rlperf.gate.config import GateConfig
+from rlperf.gate.exitcodes import GateExit, worst
+from rlperf.gate.policy import Policy, policy_for
 from rlperf.gate.results import Point
-from rlperf.gate.significance import assess
+from rlperf.gate.significance import ci99_disjoint, mann_whitney_p, smallest_p
 
 # status -> the exit code it contributes; statuses not listed are informational.
 BLOCKING = {
@@ -20,7 +28,42 @@ BLOCKING = {
     "skipped-on-head": GateExit.COVERAGE_LOSS,
     "missing-on-head": GateExit.COVERAGE_LOSS,
     "changed": GateExit.CHANGED_BENCHMARK,
+    "unjudgeable": GateExit.INFRASTRUCTURE,
 }
+# Statuses of a point the gate judged (a ratio against base, or a tolerance on head) ...
+JUDGED = ("regression", "parity", "improved", "ok", "noise", "changed", "changed-accepted", "advisory")
+# ... and of those, the ones whose judgement can block: a point in GATED is gated, an advisory one is not.
+GATED = ("regression", "parity", "improved", "ok", "noise")
+
+
+@dataclass(frozen=True)
+class Significance:
+    significant: bool
+    method: str  # "mann-whitney" | "ci99" | "factor-only"
+    detail: str
+
+
+def _clean(samples) -> list[float]:
+    return [x for x in samples or [] if x is not None and not math.isnan(x)]
+
+
+def _finite_ci(stats) -> bool:
+    return bool(stats) and all(k in stats and math.isfinite(stats[k]) for k in ("ci_99_a", "ci_99_b"))
+
+
+def assess(base_samples, head_samples, base_stats, head_stats, p_threshold: float = 0.002) -> Significance:
+    """Is a stored difference real? asv's rule: Mann–Whitney (p < p_threshold) when both sides have
+    enough samples for such a p to exist, else disjoint 99 % CIs, else the factor alone (and it says so)."""
+    a, b = _clean(base_samples), _clean(head_samples)
+    if a and b and smallest_p(len(a), len(b)) < p_threshold:
+        p = mann_whitney_p(a, b)
+        return Significance(p < p_threshold, "mann-whitney", f"p={p:.2g} (n={len(a)}+{len(b)})")
+    if _finite_ci(base_stats) and _finite_ci(head_stats):
+        different = ci99_disjoint(base_stats, head_stats)
+        return Significance(different, "ci99", f"99% CIs {'disjoint' if different else 'overlap'}"
+                                               f" (n={len(a)}+{len(b)} samples)")
+    reason = f"only {len(a)}+{len(b)} samples" if (a or b) else "no samples stored"
+    return Significance(True, "factor-only", f"{reason}: factor alone decides")
 
 
 @dataclass(frozen=True)
@@ -32,6 +75,7 @@ class Finding:
     #              differs, blocks) | improved | ok | noise (over the factor, not significant) | new
     #              | changed-accepted (--accept-changed) | still-failing | not-measured
     #              | advisory (too noisy to gate: compared and shown, never blocking; detail says why)
+    #              | unjudgeable (no ratio can judge its values: a sign change, a negative or a lone zero; 5)
     direction: str
     base: float | None
     head: float | None
@@ -50,16 +94,29 @@ class Finding:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["exit_code"] = int(self.exit_code)
-        # strict JSON has no inf/NaN: an infinite ratio (base 0) is written as null with the detail kept
+        # strict JSON has no inf/NaN: a non-finite number is written as null with the detail kept
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+def unratioable(base: float, head: float) -> str | None:
+    """Why no worse-ratio can compare these values (None when one can).
+
+    A factor is a multiplicative band: it means something only between two values of one sign. Both
+    > 0 compare; both 0 are equal. A negative value makes head/base read backwards (base -1, head -2
+    reads x2 "worse" though lower), a sign change or a lone zero gives a ratio <= 0 or infinite, which
+    would read as improved or as a regression of any size. Such a point wants an absolute judgement
+    (`within_tolerance`), not a factor."""
+    if base > 0 and head > 0 or base == head == 0:
+        return None
+    if base < 0 or head < 0:
+        return f"a negative value (base {base:g}, head {head:g})"
+    return f"a zero {'base' if base == 0 else 'head'} (base {base:g}, head {head:g})"
+
+
 def _worse_ratio(direction: str, base: float, head: float) -> float:
-    """How many times worse head is than base (> 1 worse, < 1 better)."""
+    """How many times worse head is than base (> 1 worse, < 1 better); both > 0 or both 0 (unratioable)."""
     num, den = (head, base) if direction == "lower" else (base, head)
-    if den == 0:
-        return 1.0 if num == 0 else math.inf
-    return num / den
+    return 1.0 if num == den == 0 else num / den
 
 
 def _value(p: Point | None) -> float | None:
@@ -71,12 +128,14 @@ def accepted_by(patterns, key: str, name: str) -> str | None:
     return next((p for p in patterns if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(key, p)), None)
 
 
-def _median_of_passes(direction: str, pass_values) -> tuple[float, float, float, list[float]] | None:
+def _both(pass_values) -> list[tuple[float, float]]:
+    """The passes (or paired blocks) measured on both sides."""
+    return [(b, h) for b, h in pass_values if b is not None and h is not None and not math.isnan(b)
+            and not math.isnan(h)]
+
+
+def _median_of_passes(direction: str, both) -> tuple[float, float, float, list[float]]:
     """(median base, median head, median of per-pass worse-ratios, the ratios) over passes measured on both."""
-    both = [(b, h) for b, h in pass_values if b is not None and h is not None
-            and not math.isnan(b) and not math.isnan(h)]
-    if not both:
-        return None
     ratios = [_worse_ratio(direction, b, h) for b, h in both]
     return (statistics.median(b for b, _ in both), statistics.median(h for _, h in both),
             statistics.median(ratios), ratios)
@@ -90,7 +149,7 @@ def _ratios_detail(ratios: list[float]) -> str:
     return f"{len(ratios)} paired blocks, quartiles ×{q1:.3f} / ×{q2:.3f} / ×{q3:.3f}"
 
 
-def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_threshold: float, *,
+def judge_point(base: Point | None, head: Point | None, policy: Policy, meta: dict, p_threshold: float, *,
                 accept_changed=(), pass_values=None, paired: bool = False) -> Finding:
     """Classify one point (see Finding.status); the policy supplies direction, factor and tolerance.
 
@@ -121,10 +180,15 @@ def judge_point(base: Point | None, head: Point | None, policy, meta: dict, p_th
     if base is None or not base.measured:
         return finding("new", detail="no measurement on base")
 
-    passes = _median_of_passes(policy.direction, pass_values) if pass_values is not None else None
+    both = _both(pass_values) if pass_values is not None else []
     factor = policy.factor
-    if passes is not None:
-        base_value, head_value, ratio, ratios = passes
+    for b, h in both or [(base.value, head.value)]:
+        why = unratioable(b, h)
+        if why:
+            return finding("unjudgeable", method="ratio", detail=f"{why}: no factor can judge it; a corrupt value, "
+                           "or a metric that wants an absolute tolerance (rlperf.gate.meta.within_tolerance)")
+    if both:
+        base_value, head_value, ratio, ratios = _median_of_passes(policy.direction, both)
         significant, method = True, f"{'paired-' if paired else ''}median-of-{len(ratios)}"
         detail = _ratios_detail(ratios)
         if paired and policy.paired_factor is not None:
@@ -164,7 +228,7 @@ def worth_confirming(status: str, ratio: float | None, factor: float, screen: fl
 def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict], *,
           env_map: dict[str, str] | None = None, accept_changed=(), pass_values=None,
           paired_keys=frozenset()) -> list[Finding]:
-    """Findings for every point of base ∪ head, keyed as load_points() keys them.
+    """Findings for every point of base ∪ head, keyed as results.load_points() keys them.
 
     env_map (base env -> head env, see results.pair_envs) defaults to pairing equal names;
     pass_values maps a base-side key (env, name) to its interleaved [(base, head), ...]; for the keys
@@ -193,4 +257,62 @@ def judge(base: dict, head: dict, config: GateConfig, bench_meta: dict[str, dict
     return findings
 
 
-__all__ = ["BLOCKING", "Finding", "accepted_by", "judge", "judge_point", "worth_confirming"]
+def nothing_compared(findings) -> str | None:
+    """The error when no point was judged and nothing else blocks: a verdict that compared nothing
+    is never a pass (a --bench that finds only points this machine skips, say CUDA ones on a CPU box).
+    Lost coverage (4) or a failure (3) keeps its own code."""
+    if any(f.status in JUDGED for f in findings) or any(f.exit_code for f in findings):
+        return None
+    counts = {}
+    for f in findings:
+        counts[f.status] = counts.get(f.status, 0) + 1
+    why = {"not-measured": "measured on neither commit, skipped on this machine", "new": "measured on head only",
+           "still-failing": "failed on both"}
+    listed = "; ".join(f"{n} {why.get(s, s)}" for s, n in sorted(counts.items()))
+    return (f"nothing compared: none of the {len(findings)} selected point(s) was measured on both commits "
+            f"({listed}); a verdict that compared nothing is not a pass. Select points this machine can "
+            "measure (--bench), or gate on a machine that has what they need")
+
+
+@dataclass
+class Verdict:
+    """Everything the gate decided, with enough context to reproduce it."""
+
+    base: str
+    head: str
+    machine: str
+    factor: float
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # infrastructure: no verdict on the code (5)
+    failures: list[str] = field(default_factory=list)  # head's suite itself is broken (3)
+    notes: list[str] = field(default_factory=list)
+    config: str | None = None
+    mode: str = ""
+    host: str = ""
+    accepted: tuple[str, ...] = ()
+    working_tree: tuple[str, ...] = ()  # --allow-dirty: head was the working tree, with these uncommitted paths
+    profile: str | None = None  # gate.toml's [profile.NAME] the run used (the mode says why and what overrode it)
+    quick: bool = False  # --quick: a fast look, not the settings CI runs
+
+    @property
+    def exit_code(self) -> GateExit:
+        """The most severe code of the findings (exitcodes.SEVERITY); any infrastructure error is 5."""
+        if self.errors:
+            return GateExit.INFRASTRUCTURE
+        codes = [f.exit_code for f in self.findings]
+        return worst(codes + [GateExit.BENCHMARK_FAILURE] * bool(self.failures))
+
+    @property
+    def gated(self) -> int:
+        """How many points were gated: judged by a rule that can block (advisory points are not)."""
+        return sum(1 for f in self.findings if f.status in GATED)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.status] = out.get(f.status, 0) + 1
+        return dict(sorted(out.items()))
+
+
+__all__ = ["BLOCKING", "Finding", "GATED", "JUDGED", "Policy", "Significance", "Verdict", "accepted_by", "assess",
+           "judge", "judge_point", "nothing_compared", "policy_for", "unratioable", "worth_confirming"]
