@@ -75,7 +75,8 @@ def point(value, samples=None) -> dict:
 
 def fake_asv(monkeypatch, values=None, *, skip=False):
     """Each asv run stores NAME: the time in the prepared worktree's speed.txt (or values[sha]), or NaN."""
-    def run_prepared(commit, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None):
+    def run_prepared(commit, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None,
+                     suite_dir=None):
         value = math.nan if skip else float((Path(commit.worktree) / "speed.txt").read_text())
         value = (values or {}).get(commit.sha, value)
         write_results(Path(results_dir), commit.sha, {NAME: bench_(value)})

@@ -41,7 +41,8 @@ def fake_asv(monkeypatch, s, values: dict[str, list[float]], *, extra_head=None,
     def prepared(repo, sha, echo=None):
         yield run_commit.PreparedCommit(sha=sha, worktree=str(repo), env={})
 
-    def run_prepared(commit, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None):
+    def run_prepared(commit, *, machine, results_dir, fallback_conf, bench=None, quick=False, echo=None,
+                     suite_dir=None):
         folder, sha = os.path.basename(results_dir), commit.sha
         index = int(folder.rsplit("-", 1)[1]) if folder.startswith("pass-") else 0  # else: one run (auto mode)
         side = "base" if sha == s["base"] else "head"
