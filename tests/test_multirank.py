@@ -17,6 +17,7 @@ from rlperf.replay.cases import ReplayCase, Resources
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 from rlperf.replay.multirank import RANK_SPECS, feasibility, run_multirank_case
 from rlperf.replay.multirank import traffic
+from rlperf.report.traffic_markdown import markdown as traffic_markdown
 from rlperf.replay.multirank.affinity import rank_cores
 from rlperf.replay.multirank.clock import exposed
 from rlperf.workload import Workload, compose
@@ -209,14 +210,14 @@ def test_the_time_model_reproduces_the_measured_single_gpu_host_path_and_flat_gp
 
 def test_the_plan_document_carries_the_generated_tables_verbatim():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "tier2-plan.md").read_text()
-    assert traffic.markdown() in doc, "regenerate: rlperf traffic"
+    assert traffic_markdown() in doc, "regenerate: rlperf traffic"
 
 
 def test_rlperf_traffic_prints_the_generated_tables(capsys):
     from rlperf.cli import main
 
     assert main(["traffic"]) == 0
-    assert capsys.readouterr().out == traffic.markdown()
+    assert capsys.readouterr().out == traffic_markdown()
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
