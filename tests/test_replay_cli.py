@@ -124,8 +124,8 @@ def test_the_per_placement_chart_sorts_batches_to_the_gpu_and_marks_floors(tmp_p
     doc = _doc_with([_result("host", "cpu_sample_then_h2d_wall", 4.9, 2.2),
                      _result("gpu-bf16", "gpu_sample_wall", 0.05, 0.03, "bf16-slim", 1872),
                      _result("uva", "cpu_sample_then_h2d_wall", 2.4, None, "fp32-padded", 3728)])
-    cap, rows = batch_to_gpu_rows(doc)
-    assert cap == 1024 and [r["placement"] for r in rows] == ["gpu-bf16", "uva", "host"]
+    capacity_rows, rows = batch_to_gpu_rows(doc)
+    assert capacity_rows == 1024 and [r["placement"] for r in rows] == ["gpu-bf16", "uva", "host"]
     assert rows[0]["batch_bytes"] == 32768 * 1872 and rows[1]["floor_ms"] is None
     assert placement_chart(doc, tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
     assert placement_chart(_doc_with([]), tmp_path / "none.png") is None

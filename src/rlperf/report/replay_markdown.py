@@ -56,7 +56,7 @@ def analysis_lines(doc: dict) -> list[str]:
     ]
     reference = []
     for gpus in rt.gpu_counts(doc):
-        for capacity_rows in rt.capacities(doc, gpus):
+        for capacity_rows in rt.capacity_rows_at(doc, gpus):
             cpu = rt.reference_ms(doc, "host", CPU_SAMPLE, gpus, capacity_rows)
             h2d = rt.reference_ms(doc, "host", H2D, gpus, capacity_rows)
             e2e = rt.reference_ms(doc, "host", END_TO_END, gpus, capacity_rows)

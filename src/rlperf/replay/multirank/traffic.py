@@ -131,8 +131,8 @@ def _ranks_on_busiest_node(world: int, host: Host) -> int:
     return math.ceil(world / host.sockets)  # GPUs split evenly over the sockets, ranks bound to their GPU's node
 
 
-def host_path_ms(row_bytes: int, sample_rows: int, world: int, capacity_exponent: int, *, numa: str, rates: Rates = Rates(),
-                 host: Host = Host()) -> dict[str, float]:
+def host_path_ms(row_bytes: int, sample_rows: int, world: int, capacity_exponent: int, *, numa: str,
+                 rates: Rates = Rates(), host: Host = Host()) -> dict[str, float]:
     """shared-host per rank: CPU sample, H2D and the serial end-to-end pass, each the max of the
     thread-bound and DRAM-bound times. numa: 'one-node' (table first-touched on node 0) or
     'interleaved' (table pages spread over the sockets)."""
