@@ -1,5 +1,6 @@
 # Sourced by the device scripts: install the carried wheels (asv, hydra) and make rlperf importable.
-# The GPU image has torch, numba, numpy, matplotlib, pytest, cupy but no network and no asv/hydra.
+# The GPU image has torch, numba, numpy, matplotlib, pytest, cupy, nvidia-ml-py (pynvml) but no network and no
+# asv/hydra.
 set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

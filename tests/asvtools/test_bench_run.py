@@ -123,7 +123,7 @@ def test_cuda_benchmarks_skip_themselves_without_cuda_before_importing_torch(mon
     import benchmarks.bench_replay as replay
     from rlperf.measure import guards
 
-    monkeypatch.setattr(guards, "nvidia_smi_free_bytes", lambda: [])
+    monkeypatch.setattr(guards, "visible_gpu_free_bytes", lambda: [])
     monkeypatch.setattr(replay.Resources, "probe", classmethod(lambda cls: pytest.fail("asked torch")))
     for cls, placement in ((replay.ReplayH2D, "host"), (replay.ReplayEndToEnd, "uva"), (replay.ReplayGpuSample, "gpu")):
         with pytest.raises(NotImplementedError, match="CUDA device"):

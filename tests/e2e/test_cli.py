@@ -94,7 +94,7 @@ def test_tiny_cpu_run_end_to_end(tmp_path, fake_collector, capsys):
     names = sorted(p.rsplit("/", 1)[-1] for p in doc["plots"])
     assert names == ["e2e_collector_step.png", "e2e_iteration_async.png", "e2e_iteration_synchronous.png"]
     report = (out.parent / "report.md").read_text()
-    assert "exposed (a) ms" in report and "| 16 | async | host | one_tick |" in report
+    assert "exposed (a) ms" in report and "| 16 | async | host | one_tick |" in " ".join(report.split())
     assert any(e.get("name") == "sac_updates" for e in json.loads(trace.read_text())["traceEvents"])
     (out.parent / "report.md").unlink()
     assert main(["e2e", "--plot-only", str(out), "--plot-dir", str(out.parent), "--no-plots"]) == 0

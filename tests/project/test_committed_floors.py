@@ -46,6 +46,7 @@ def test_no_current_result_beats_its_floor(path):
 def test_the_summary_shows_no_floor_for_a_superseded_report(path, capsys):
     text = summary.summary_text(RESULTS)
     section = text.split(f"### {json.loads(path.read_text())['machine']['name']}\n", 1)[1].split("\n### ", 1)[0]
+    section = " ".join(section.split())  # table cells are padded: compare them space-collapsed
     if summary.superseded_note(path.parent):
         assert "**Superseded**" in section and "| x floor |" not in section
     else:

@@ -2,7 +2,7 @@
 
 asv spawns one process per point (a Numba load alone costs seconds of it), so the default run picks the
 points users read: 8,192 envs at 1 and 2 threads, the reference capacity 2^20, one learner task. Points
-that need CUDA are left out on a host where nvidia-smi shows no GPU, decided once per benchmark here
+that need CUDA are left out on a host where NVML shows no visible GPU, decided once per benchmark here
 instead of once per point in asv (which would spawn a process and print a skip line for each); asv's
 discovery itself stays the same on every host, so `benchmarks.json` keeps the GPU benchmarks.
 
@@ -74,7 +74,7 @@ SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS}
 NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
               "bench_replay.ReplayGpuSample", "bench_replay.ReplayH2D",
               "bench_replay.ReplayPeakMemory.track_device_peak_bytes")
-NO_CUDA_REASON = "needs a CUDA device; nvidia-smi shows none"
+NO_CUDA_REASON = "needs a CUDA device; none visible (NVML)"
 
 
 @dataclass(frozen=True)
@@ -209,10 +209,10 @@ def discover(benchmark_dir: str, python: str = sys.executable) -> list[dict]:
 
 
 def cuda_visible() -> bool:
-    """Whether nvidia-smi lists a GPU (no torch import: the decision costs milliseconds)."""
-    from rlperf.measure.guards import nvidia_smi_free_bytes
+    """Whether a GPU is visible (NVML, no torch import: the decision costs milliseconds)."""
+    from rlperf.measure.guards import visible_gpu_free_bytes
 
-    return bool(nvidia_smi_free_bytes())
+    return bool(visible_gpu_free_bytes())
 
 
 __all__ = ["DEFAULT_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import statistics
 import time
 
 from rlperf.measure.machine import cpu_flags_sha256, cpu_model
+from rlperf.measure.nvml import visible_gpus
 from rlperf.report.jsonio import write_json
 
 SCHEMA = "rlperf.fingerprint/1"
@@ -71,7 +71,7 @@ def h2d_gbps(repeats: int = 5, nbytes: int = COPY_BYTES) -> list[float] | None:
     """GB/s per repeat of a pinned host->device copy, or None without CUDA.
 
     Only this function touches CUDA; it has not been run on a GPU machine yet (see docs/gate.md)."""
-    if shutil.which("nvidia-smi") is None:  # no driver, no CUDA: skip the slow torch import
+    if not visible_gpus():  # no visible GPU, no CUDA: skip the slow torch import
         return None
     try:
         import torch

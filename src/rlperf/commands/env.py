@@ -173,13 +173,16 @@ def _summary(doc: dict, paths: dict) -> dict:
 
 
 def _print_table(doc: dict, paths: dict) -> None:
+    from rlperf.report.tables import markdown_table
+
     print(f"{doc['meta']['task']} | {doc['meta']['device_line']} | layer {doc['meta']['threading_layer']} | "
           f"compile {doc['meta']['compile_ms']:.0f} ms ({doc['meta']['compile_source']})")
-    print(f"{'profile':<15}{'envs':>7}{'thr':>5}{'numpy ms':>11}{'numba ms':>11}{'speedup':>9}{'eff':>7}  parity")
-    for r in doc["results"]:
-        eff = "–" if r["parallel_efficiency"] is None else f"{r['parallel_efficiency']:.0%}"
-        print(f"{r['profile']:<15}{r['num_envs']:>7}{r['threads']:>5}{r['numpy_ms']:>11.3f}{r['numba_ms']:>11.3f}"
-              f"{r['speedup_vs_numpy']:>9.2f}{eff:>7}  {'ok' if r['parity_ok'] else 'FAIL'}")
+    rows = [[r["profile"], r["num_envs"], r["threads"], f"{r['numpy_ms']:.3f}", f"{r['numba_ms']:.3f}",
+             f"{r['speedup_vs_numpy']:.2f}",
+             None if r["parallel_efficiency"] is None else f"{r['parallel_efficiency']:.0%}",
+             "ok" if r["parity_ok"] else "FAIL"] for r in doc["results"]]
+    print("\n".join(markdown_table(["profile", "envs", "thr", "numpy ms", "numba ms", "speedup", "eff", "parity"],
+                                   rows, align="lrrrrrrl")))
     for s in doc["skipped"]:
         print(f"skipped {s['profile']}/{s['num_envs']}/{s['threads']}t: {s['reason']}")
     print("wrote " + ", ".join(v for v in paths.values() if v))

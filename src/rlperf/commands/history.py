@@ -47,7 +47,7 @@ def add_parser(subparsers, name: str, help_text: str):
 
 
 def run(args) -> int:
-    from rlperf.history import report
+    from rlperf.report import history_steps
     from rlperf.history.scan import read_asv_conf, scan
 
     config = Path(args.config)
@@ -60,5 +60,5 @@ def run(args) -> int:
         thresholds = settings.thresholds
         results_dir = Path(args.results_dir) if args.results_dir else settings.results_dir
     scanned = scan(results_dir, thresholds, args.method, args.pvalue, args.machine, args.bench)
-    print("\n".join(report.lines(scanned, args.method)))
+    print("\n".join(history_steps.lines(scanned, args.method)))
     return 0

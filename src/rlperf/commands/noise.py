@@ -161,12 +161,13 @@ def _ok(doc: dict) -> bool:
 
 
 def _print_table(doc: dict, paths: dict) -> None:
+    from rlperf.report.tables import markdown_table
+
     print(f"noise {doc['meta']['task']} | {doc['meta']['device_line']} | layer {doc['meta']['threading_layer']}")
-    print(f"{'dist':<9}{'variant':<15}{'envs':>7}{'thr':>5}{'median ms':>11}{'ns/value':>10}{'vs numpy':>10}")
-    for r in doc["results"]:
-        speed = "–" if r["speedup_vs_numpy"] is None else f"{r['speedup_vs_numpy']:.2f}"
-        print(f"{r['dist']:<9}{r['variant']:<15}{r['num_envs']:>7}{r['threads']:>5}{r['median_ms']:>11.3f}"
-              f"{r['ns_per_value']:>10.2f}{speed:>10}")
+    rows = [[r["dist"], r["variant"], r["num_envs"], r["threads"], f"{r['median_ms']:.3f}", f"{r['ns_per_value']:.2f}",
+             None if r["speedup_vs_numpy"] is None else f"{r['speedup_vs_numpy']:.2f}"] for r in doc["results"]]
+    print("\n".join(markdown_table(["dist", "variant", "envs", "thr", "median ms", "ns/value", "vs numpy"], rows,
+                                   align="llrrrrr")))
     for s in doc["skipped"]:
         print(f"skipped {s['variant']}/{s['dist']}/{s['num_envs']}/{s['threads']}t: {s['reason']}")
     ind = doc.get("counter_thread_independent", {})

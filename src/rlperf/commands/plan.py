@@ -14,21 +14,20 @@ import dataclasses
 import json
 import math
 import sys
-from pathlib import Path
 from dataclasses import asdict
+from pathlib import Path
 
 from rlperf.commands.args import parse_positive_list, task_help
-from tabulate import tabulate
-
 from rlperf.errors import UsageError, choice_error
 from rlperf.measure.guards import gib
+from rlperf.report.tables import markdown_table
 
 DEFAULT_TASK, DEFAULT_SIM = "g1_motion_tracking", "motrix"
 DEFAULT_RESULTS_DIR = "results/reports/replay"
 GIB = 2**30
 TABLE_HEADERS = ("rank", "placement", "transfer", "row B", "model ms", "bound by", "last measured ms", "host GiB",
                  "device GiB")
-TABLE_ALIGN = ("right", "left", "left", "right", "right", "left", "left", "right", "right")
+TABLE_ALIGN = "rllrrllrr"
 
 
 def add_parser(sub, name: str, help_text: str) -> None:
@@ -161,8 +160,7 @@ def format_lines(ctx: dict, rows) -> list[str]:
                       gib(e.host_bytes), gib(e.device_bytes)])
         notes.update({f"{r.name}: {n}": None for n in r.notes})
     if table:
-        lines += tabulate(table, headers=TABLE_HEADERS, tablefmt="github", disable_numparse=True,
-                          colalign=TABLE_ALIGN).splitlines()
+        lines += markdown_table(TABLE_HEADERS, table, align=TABLE_ALIGN)
     else:
         lines.append(f"no placement fits {ctx['capacity_rows']:,} rows on {ctx['gpus']} GPU(s) of this machine: "
                      "each one's reason is below (exit 1)")

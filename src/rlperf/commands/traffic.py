@@ -3,7 +3,7 @@
     rlperf traffic   # markdown: the generated block of docs/tier2-plan.md section 4
 
 Computed from the composed workloads and the single-H200 ceilings of docs/limits.md; measures nothing,
-needs no GPU (replay.multirank.traffic).
+needs no GPU (the model in replay.multirank.traffic, the Markdown in report.traffic_markdown).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def add_parser(subparsers, name: str, help_text: str):
 
 
 def run(args) -> int:
-    from rlperf.replay.multirank.traffic import markdown
+    from rlperf.report.traffic_markdown import markdown
 
     print(markdown(), end="")
     return 0

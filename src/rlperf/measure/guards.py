@@ -30,29 +30,17 @@ def available_host_bytes() -> int:
     return int(psutil.virtual_memory().available)
 
 
-def nvidia_smi_free_bytes() -> list[int]:
-    """Free bytes per visible GPU from nvidia-smi (honours CUDA_VISIBLE_DEVICES); [] without it."""
-    import os
-    import shutil
-    import subprocess
+def visible_gpu_free_bytes() -> list[int]:
+    """Free bytes per GPU that CUDA_VISIBLE_DEVICES leaves visible (named by index or UUID), in CUDA's
+    order; [] without a GPU. From NVML (measure.nvml), so no torch import."""
+    from rlperf.measure.nvml import visible_gpus
 
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return []
-    try:
-        out = subprocess.run([exe, "--query-gpu=index,memory.free", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if out.returncode:
-        return []
-    free = {}
-    for line in out.stdout.strip().splitlines():
-        index, mib = (part.strip() for part in line.split(","))
-        free[index] = int(mib) * 2**20
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    order = [v.strip() for v in visible.split(",") if v.strip()] if visible is not None else list(free)
-    return [free[i] for i in order if i in free]
+    return [gpu.free_bytes for gpu in visible_gpus()]
+
+
+def nvidia_smi_free_bytes() -> list[int]:
+    """The old name of visible_gpu_free_bytes, kept while benchmarks/bench_e2e.py calls it."""
+    return visible_gpu_free_bytes()
 
 
 def free_device_bytes(device) -> int:

@@ -7,8 +7,6 @@ import hashlib
 import os
 import platform
 import re
-import shutil
-import subprocess
 
 from rlperf.errors import UsageError
 
@@ -47,30 +45,26 @@ def _ram_bytes() -> tuple[int, int]:
     return int(vm.total), int(vm.available)
 
 
-def _nvidia_driver() -> str | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return None
-
-
-def _gpu() -> dict:
+def _torch_version() -> str | None:
     try:
         import torch
     except ImportError:
-        return {"gpu": "none", "gpu_count": 0, "gpu_memory_bytes": 0, "cuda": None, "torch": None}
-    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": "none", "gpu_count": 0,
-            "gpu_memory_bytes": 0}
-    if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        info.update(gpu=props.name, gpu_count=torch.cuda.device_count(),
-                    gpu_memory_bytes=int(props.total_memory))
-    return info
+        return None
+    return torch.__version__
+
+
+def gpu_facts(host=None) -> dict:
+    """GPU model, count, memory, driver and CUDA of the GPUs CUDA_VISIBLE_DEVICES leaves visible, from
+    NVML (measure.nvml; no torch import), in the formats the stored machine files hold. The first visible
+    GPU names the model, as torch's device 0 did; driver and CUDA are None when no GPU is visible."""
+    from rlperf.measure import nvml
+
+    host = host if host is not None else nvml.read_host()
+    gpus = nvml.visible(host.gpus, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if not gpus:
+        return {"cuda": None, "gpu": "none", "gpu_count": 0, "gpu_memory_bytes": 0, "driver": None}
+    return {"cuda": host.cuda, "gpu": gpus[0].name, "gpu_count": len(gpus), "gpu_memory_bytes": gpus[0].total_bytes,
+            "driver": host.driver}
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,8 +84,8 @@ def machine_identity() -> dict:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
     }
-    ident.update(_gpu())
-    ident["driver"] = _nvidia_driver() if ident["gpu_count"] else None
+    ident["torch"] = _torch_version()
+    ident.update(gpu_facts())
     try:
         import numba
 

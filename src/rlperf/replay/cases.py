@@ -73,8 +73,8 @@ class Resources:
 
     @classmethod
     def probe_cheap(cls) -> "Resources":
-        """Ask nvidia-smi, without importing torch: enough to skip points that cannot run here."""
-        gpus = guards.nvidia_smi_free_bytes()
+        """Ask NVML (measure.nvml), without importing torch: enough to skip points that cannot run here."""
+        gpus = guards.visible_gpu_free_bytes()
         return cls(len(gpus), guards.available_host_bytes(), gpus[0] if gpus else 0)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import statistics
 
+from rlperf.report.tables import markdown_table
+
 COLLECTOR_PARTS = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done",
                    "other")
 
@@ -103,6 +105,14 @@ def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:,.{digits}f}"
 
 
+def _point_row(point: dict) -> list[str]:
+    s = point["summary"]
+    return [f"{point['num_envs']:,}", point["schedule"], point["placement"], point["prefetch"], _f(s["iteration_ms"]),
+            _f(s["learner_ms"]), _f(s["exposed_replay_wait_ms"], 3), _f(s["exposed_replay_vs_resident_ms"], 3),
+            _f(s["learner_wait_for_collector_ms"]), _f(s["collector_wait_for_learner_ms"]),
+            _f(s["env_steps_per_s"], 0), _f(s["learner_updates_per_s"], 1)]
+
+
 def report_lines(doc: dict) -> list[str]:
     """report.md: machine and command, definitions, the iteration table, the collector A/B, skips."""
     a = doc["args"]
@@ -116,30 +126,24 @@ def report_lines(doc: dict) -> list[str]:
              "one learner phase; async: one learner iteration. *Exposed replay (a)* = the learner's wait for "
              "its batch; *(b)* = learner phase with replay batches minus with a resident batch. *Collector wait* "
              "= learner waiting for data / collector waiting for the learner. Medians of raw samples.", "",
-             "## Iteration per placement", "",
-             "| envs | schedule | placement | prefetch | iteration ms | learner ms | exposed (a) ms | exposed (b) ms "
-             "| learner waits ms | collector waits ms | env steps/s | updates/s |",
-             "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for p in doc["points"]:
-        s = p["summary"]
-        lines.append(f"| {p['num_envs']:,} | {p['schedule']} | {p['placement']} | {p['prefetch']} | "
-                     f"{_f(s['iteration_ms'])} | {_f(s['learner_ms'])} | {_f(s['exposed_replay_wait_ms'], 3)} | "
-                     f"{_f(s['exposed_replay_vs_resident_ms'], 3)} | {_f(s['learner_wait_for_collector_ms'])} | "
-                     f"{_f(s['collector_wait_for_learner_ms'])} | {_f(s['env_steps_per_s'], 0)} | "
-                     f"{_f(s['learner_updates_per_s'], 1)} |")
+             "## Iteration per placement", ""]
+    lines += markdown_table(
+        ["envs", "schedule", "placement", "prefetch", "iteration ms", "learner ms", "exposed (a) ms", "exposed (b) ms",
+         "learner waits ms", "collector waits ms", "env steps/s", "updates/s"],
+        [_point_row(p) for p in doc["points"]], align="rlllrrrrrrrr")
     if doc["speedups"]["placement"]:
-        lines += ["", "## Host to best placement", "", "| envs | schedule | host | best | iteration speedup |",
-                  "|---:|---|---|---|---:|"]
-        lines += [f"| {s['num_envs']:,} | {s['schedule']} | {s['host']} | {s['best']} | "
-                  f"{_f(s['iteration_speedup'])}x |" for s in doc["speedups"]["placement"]]
+        lines += ["", "## Host to best placement", ""]
+        lines += markdown_table(["envs", "schedule", "host", "best", "iteration speedup"],
+                                [[f"{s['num_envs']:,}", s["schedule"], s["host"], s["best"],
+                                  f"{_f(s['iteration_speedup'])}x"] for s in doc["speedups"]["placement"]],
+                                align="rlllr")
     if doc.get("collector_ab"):
-        lines += ["", "## Collector step, update_state kernel A/B (median ms per step)", "",
-                  "| envs | kernel | " + " | ".join(COLLECTOR_PARTS) + " | total |",
-                  "|---:|---|" + "---:|" * (len(COLLECTOR_PARTS) + 1)]
-        for e in doc["collector_ab"]:
-            s = e["summary"]
-            lines.append(f"| {e['num_envs']:,} | {e['kernel']} | "
-                         + " | ".join(_f(s.get(k), 3) for k in COLLECTOR_PARTS) + f" | {_f(s.get('total'), 3)} |")
+        lines += ["", "## Collector step, update_state kernel A/B (median ms per step)", ""]
+        lines += markdown_table(["envs", "kernel", *COLLECTOR_PARTS, "total"],
+                                [[f"{e['num_envs']:,}", e["kernel"],
+                                  *(_f(e["summary"].get(k), 3) for k in (*COLLECTOR_PARTS, "total"))]
+                                 for e in doc["collector_ab"]],
+                                align="rl" + "r" * (len(COLLECTOR_PARTS) + 1))
         for k in doc["speedups"]["collector_kernel"]:
             lines.append(f"\nfused vs numpy at {k['num_envs']:,} envs: collector step "
                          f"{_f(k['collector_step_speedup'])}x, update_state {_f(k['update_state_speedup'])}x")

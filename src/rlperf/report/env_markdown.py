@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rlperf.report.tables import markdown_table
+
 
 def _f(value, fmt: str = "{:.3f}") -> str:
     return "–" if value is None else fmt.format(value)
@@ -29,19 +31,19 @@ def render(doc: dict, chart_name: str | None = None) -> str:
     ]
     if chart_name:
         lines += [f"![summary]({chart_name})", ""]
-    lines += ["| profile | envs | threads | numpy ms | numba ms | speedup | par. speedup | efficiency | "
-              "env steps/s | memory floor ms | x floor | parity | max reward diff | max obs diff | term. mismatch |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    rows = []
     for r in doc["results"]:
         p = r["parity"]
         obs = max(p["max_abs_actor_obs_diff"], p["max_abs_critic_obs_diff"])
-        lines.append(
-            f"| {r['profile']} | {r['num_envs']} | {r['threads']} | {_f(r['numpy_ms'])} | {_f(r['numba_ms'])} | "
-            f"{_f(r['speedup_vs_numpy'], '{:.2f}')} | {_f(r['parallel_speedup_vs_numba_1t'], '{:.2f}')} | "
-            f"{_f(r['parallel_efficiency'], '{:.0%}')} | {_f(r['env_steps_per_s'], '{:,.0f}')} | "
-            f"{_f(r.get('memory_floor_ms'))} | {_f(r.get('x_memory_floor'), '{:.1f}')} | "
-            f"{'ok' if r['parity_ok'] else 'FAIL'} | {p['max_abs_reward_diff']:.2e} | {obs:.2e} | "
-            f"{p['termination_mismatch']} |")
+        rows.append([r["profile"], r["num_envs"], r["threads"], _f(r["numpy_ms"]), _f(r["numba_ms"]),
+                     _f(r["speedup_vs_numpy"], "{:.2f}"), _f(r["parallel_speedup_vs_numba_1t"], "{:.2f}"),
+                     _f(r["parallel_efficiency"], "{:.0%}"), _f(r["env_steps_per_s"], "{:,.0f}"),
+                     _f(r.get("memory_floor_ms")), _f(r.get("x_memory_floor"), "{:.1f}"),
+                     "ok" if r["parity_ok"] else "FAIL", f"{p['max_abs_reward_diff']:.2e}", f"{obs:.2e}",
+                     p["termination_mismatch"]])
+    lines += markdown_table(["profile", "envs", "threads", "numpy ms", "numba ms", "speedup", "par. speedup",
+                             "efficiency", "env steps/s", "memory floor ms", "x floor", "parity", "max reward diff",
+                             "max obs diff", "term. mismatch"], rows, align="lrrrrrrrrrrlrrr")
     lines += ["", "Memory floor: bytes touched per env x envs over the host copy rate (read + write) measured in "
               "the same run by a Numba copy at the case's own thread count, over a buffer of the case's own footprint "
               "(so cache-resident cases are bounded by a cache-resident copy); x floor = numba ms / floor ms.",

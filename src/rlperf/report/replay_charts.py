@@ -37,21 +37,21 @@ def component_breakdown(doc: dict, path: Path) -> Path:
     reference quantities only; every other placement is in the per-placement chart."""
     gpus_list = rt.gpu_counts(doc)
     series = rt.REFERENCE_SERIES
-    config_cap = doc["workload"]["capacity_rows"]
+    config_capacity_rows = doc["workload"]["capacity_rows"]
     ncols = 2 if len(gpus_list) > 1 else 1
     nrows = -(-len(gpus_list) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols + 2, 4.8 * nrows), squeeze=False)
     width = min(0.18, 0.8 / max(len(series), 1))
     ymax, ymin = 0.0, 0.0
     for ax, gpus in zip(axes.flat, gpus_list):
-        caps = rt.capacities(doc, gpus)
+        all_capacity_rows = rt.capacity_rows_at(doc, gpus)
         labelled = set()
         for k, (placement, metric) in enumerate(series):
             colour = COLOURS[metric] if (placement, metric) in rt.REFERENCE_SERIES else \
                 EXTRA_COLOURS[(k - 4) % len(EXTRA_COLOURS)]
             offset = (k - (len(series) - 1) / 2) * width
-            for i, cap in enumerate(caps):
-                v = rt.reference_ms(doc, placement, metric, gpus, cap)
+            for i, capacity_rows in enumerate(all_capacity_rows):
+                v = rt.reference_ms(doc, placement, metric, gpus, capacity_rows)
                 if v is None:
                     continue
                 label = rt.series_label(placement, metric)
@@ -61,7 +61,8 @@ def component_breakdown(doc: dict, path: Path) -> Path:
                 ymax = max(ymax, v)
                 ymin = min(ymin, v) if ymin else v
         ax.set_title(f"{gpus} GPU(s)")
-        ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps], fontsize=8)
+        ax.set_xticks(range(len(all_capacity_rows)),
+                      [rt.capacity_label(rows, config_capacity_rows) for rows in all_capacity_rows], fontsize=8)
         ax.set_ylabel(MEDIAN_LOG)
         ax.set_yscale("log")  # GPU sample is ~1/100 of CPU sample+H2D: on a linear axis its bar is invisible
         ax.grid(axis="y", alpha=0.3, which="both")
@@ -92,21 +93,21 @@ def _unique_legend(axes):
 
 def speedup_chart(doc: dict, path: Path) -> Path | None:
     gpus_list = rt.gpu_counts(doc)
-    caps = sorted({c for g in gpus_list for c in rt.capacities(doc, g)})
-    values = {(g, c): rt.speedup(doc, g, c) for g in gpus_list for c in caps}
+    all_capacity_rows = sorted({rows for g in gpus_list for rows in rt.capacity_rows_at(doc, g)})
+    values = {(g, rows): rt.speedup(doc, g, rows) for g in gpus_list for rows in all_capacity_rows}
     if not any(values.values()):
         return None
-    config_cap = doc["workload"]["capacity_rows"]
+    config_capacity_rows = doc["workload"]["capacity_rows"]
     fig, ax = plt.subplots(figsize=(10.5, 5.6))
-    width = 0.8 / max(len(caps), 1)
-    for k, cap in enumerate(caps):
+    width = 0.8 / max(len(all_capacity_rows), 1)
+    for k, capacity_rows in enumerate(all_capacity_rows):
         for i, gpus in enumerate(gpus_list):
-            v = values[(gpus, cap)]
+            v = values[(gpus, capacity_rows)]
             if v is None:
                 continue
-            x = i + (k - (len(caps) - 1) / 2) * width
+            x = i + (k - (len(all_capacity_rows) - 1) / 2) * width
             ax.bar(x, v, width, color=EXTRA_COLOURS[k % len(EXTRA_COLOURS)],
-                   label=rt.capacity_label(cap, config_cap).replace("\n", " ") if i == 0 else None)
+                   label=rt.capacity_label(capacity_rows, config_capacity_rows).replace("\n", " ") if i == 0 else None)
             ax.text(x, v, f"{v:.1f}x", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(gpus_list)), [str(g) for g in gpus_list])
     ax.set_xlabel("GPU count")
@@ -123,19 +124,21 @@ def gpu_sample_chart(doc: dict, path: Path) -> Path | None:
     placements = sorted({r["placement"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
     if not placements:
         return None
-    config_cap = doc["workload"]["capacity_rows"]
-    caps = sorted({r["capacity_rows"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
-    fig, ax = plt.subplots(figsize=(max(9.0, 1.6 * len(caps) + 0.25 * len(placements) * len(caps)), 5.5))
+    config_capacity_rows = doc["workload"]["capacity_rows"]
+    all_capacity_rows = sorted({r["capacity_rows"] for r in doc["results"] if GPU_SAMPLE in r["timings"]})
+    n = len(all_capacity_rows)
+    fig, ax = plt.subplots(figsize=(max(9.0, 1.6 * n + 0.25 * len(placements) * n), 5.5))
     width = 0.8 / len(placements)
     for k, placement in enumerate(placements):
-        for i, cap in enumerate(caps):
-            v = rt.median_ms(doc, placement, GPU_SAMPLE, 1, cap)
+        for i, capacity_rows in enumerate(all_capacity_rows):
+            v = rt.median_ms(doc, placement, GPU_SAMPLE, 1, capacity_rows)
             if v is None:
                 continue
             x = i + (k - (len(placements) - 1) / 2) * width
             ax.bar(x, v, width, color=EXTRA_COLOURS[k % len(EXTRA_COLOURS)], label=placement if i == 0 else None)
             ax.text(x, v, f"{v:.3f}", ha="center", va="bottom", fontsize=6, rotation=90)
-    ax.set_xticks(range(len(caps)), [rt.capacity_label(c, config_cap) for c in caps], fontsize=8)
+    ax.set_xticks(range(len(all_capacity_rows)),
+                  [rt.capacity_label(rows, config_capacity_rows) for rows in all_capacity_rows], fontsize=8)
     ax.set_ylabel(MEDIAN_LOG)
     ax.set_yscale("log")  # placements span 0.03-1 ms
     drawn = [p.get_height() for p in ax.patches]

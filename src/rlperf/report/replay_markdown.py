@@ -6,6 +6,7 @@ from rlperf.measure.guards import gib
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
 from rlperf.report import replay_table as rt
 from rlperf.report.replay_layouts import layout_lines
+from rlperf.report.tables import markdown_table
 
 
 def _ms(v: float | None) -> str:
@@ -52,35 +53,32 @@ def analysis_lines(doc: dict) -> list[str]:
         "- Sampling is uniform with replacement over the full capacity (steady state of a full ring); "
         "every host page is written before timing and one gathered batch is verified row by row.",
         "",
-        "| GPUs | Capacity rows | CPU sample ms | H2D ms | CPU sample+H2D ms | GPU sample ms | Speedup | "
-        "CPU sample share | H2D share |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
+    reference = []
     for gpus in rt.gpu_counts(doc):
-        for cap in rt.capacities(doc, gpus):
-            cpu = rt.reference_ms(doc, "host", CPU_SAMPLE, gpus, cap)
-            h2d = rt.reference_ms(doc, "host", H2D, gpus, cap)
-            e2e = rt.reference_ms(doc, "host", END_TO_END, gpus, cap)
-            gpu = rt.reference_ms(doc, "gpu", GPU_SAMPLE, gpus, cap)
-            sp = rt.speedup(doc, gpus, cap)
+        for capacity_rows in rt.capacity_rows_at(doc, gpus):
+            cpu = rt.reference_ms(doc, "host", CPU_SAMPLE, gpus, capacity_rows)
+            h2d = rt.reference_ms(doc, "host", H2D, gpus, capacity_rows)
+            e2e = rt.reference_ms(doc, "host", END_TO_END, gpus, capacity_rows)
+            gpu = rt.reference_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity_rows)
+            sp = rt.speedup(doc, gpus, capacity_rows)
             share = (cpu + h2d) if cpu and h2d else None
-            lines.append(
-                f"| {gpus} | {cap:,} | {_ms(cpu)} | {_ms(h2d)} | {_ms(e2e)} | {_ms(gpu)} | "
-                f"{'-' if sp is None else f'{sp:.1f}x'} | "
-                f"{'-' if not share else f'{cpu / share:.0%}'} | {'-' if not share else f'{h2d / share:.0%}'} |")
+            reference.append([gpus, f"{capacity_rows:,}", _ms(cpu), _ms(h2d), _ms(e2e), _ms(gpu),
+                              None if sp is None else f"{sp:.1f}x", f"{cpu / share:.0%}" if share else None,
+                              f"{h2d / share:.0%}" if share else None])
+    lines += markdown_table(["GPUs", "Capacity rows", "CPU sample ms", "H2D ms", "CPU sample+H2D ms", "GPU sample ms",
+                             "Speedup", "CPU sample share", "H2D share"], reference, align="rrrrrrrrr")
     lines += ["", "## Every placement against its physical floor", "",
               "Floor = bytes moved / ceiling measured on this machine in the same run "
-              "(host copy rate, pinned H2D rate, device copy rate).", "",
-              "| placement | layout | capacity rows | metric | median ms | min ms | effective GB/s | floor ms | "
-              "x floor | MiB per iteration | peak host RSS GiB | peak device GiB |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for res in doc["results"]:
-        for metric, t in res["timings"].items():
-            lines.append(f"| {res['placement']} | {res.get('layout', '-')} | {res['capacity_rows']:,} | "
-                         f"{LABELS[metric]} | {t['median_ms']:.3f} | {t['min_ms']:.3f} | "
-                         f"{t['effective_Bps'] / 1e9:.1f} | {_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} | "
-                         f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib_cell(res.get('host_peak_rss_bytes'))} | "
-                         f"{_gib_cell(res.get('device_peak_bytes'))} |")
+              "(host copy rate, pinned H2D rate, device copy rate).", ""]
+    placements = [[res["placement"], res.get("layout"), f"{res['capacity_rows']:,}", LABELS[metric],
+                   f"{t['median_ms']:.3f}", f"{t['min_ms']:.3f}", f"{t['effective_Bps'] / 1e9:.1f}",
+                   _ms(t.get("floor_ms")), _ratio(t.get("x_floor")), _mib(res.get("batch_bytes_per_iteration")),
+                   _gib_cell(res.get("host_peak_rss_bytes")), _gib_cell(res.get("device_peak_bytes"))]
+                  for res in doc["results"] for metric, t in res["timings"].items()]
+    lines += markdown_table(["placement", "layout", "capacity rows", "metric", "median ms", "min ms", "effective GB/s",
+                             "floor ms", "x floor", "MiB per iteration", "peak host RSS GiB", "peak device GiB"],
+                            placements, align="llrlrrrrrrrr")
     if doc.get("layouts"):
         lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):
@@ -91,6 +89,6 @@ def analysis_lines(doc: dict) -> list[str]:
         lines += ["", "## Skipped", ""]
         for s in doc["skipped"]:
             metric = f" {LABELS[s['metric']]}" if s.get("metric") else ""
-            cap = f"{s['capacity_rows']:,} rows" if s.get("capacity_rows") else "-"
-            lines.append(f"- {s['placement']}{metric}, {s['world_size']} GPU(s), {cap}: {s['reason']}")
+            capacity_rows = f"{s['capacity_rows']:,} rows" if s.get("capacity_rows") else "-"
+            lines.append(f"- {s['placement']}{metric}, {s['world_size']} GPU(s), {capacity_rows}: {s['reason']}")
     return lines

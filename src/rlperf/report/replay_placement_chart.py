@@ -23,17 +23,18 @@ MIB = 2**20
 
 
 def batch_to_gpu_rows(doc: dict) -> tuple[int | None, list[dict]]:
-    """(capacity, rows sorted by median ms) of the 1-GPU results that report a batch reaching the GPU."""
+    """(capacity_rows, rows sorted by median ms) of the 1-GPU results that report a batch reaching the GPU."""
     results = [r for r in doc["results"] if r["world_size"] == 1
                and (END_TO_END in r["timings"] or GPU_SAMPLE in r["timings"])]
     if not results:
         return None, []
-    caps = {r["capacity_rows"] for r in results}
-    cap = doc["workload"]["capacity_rows"] if doc["workload"]["capacity_rows"] in caps else max(caps)
+    all_capacity_rows = {r["capacity_rows"] for r in results}
+    configured = doc["workload"]["capacity_rows"]
+    capacity_rows = configured if configured in all_capacity_rows else max(all_capacity_rows)
     rows = []
     sample_rows = doc["workload"]["sample_rows_per_rank"]
     for r in results:
-        if r["capacity_rows"] != cap:
+        if r["capacity_rows"] != capacity_rows:
             continue
         metric = END_TO_END if END_TO_END in r["timings"] else GPU_SAMPLE
         t = r["timings"][metric]
@@ -41,11 +42,11 @@ def batch_to_gpu_rows(doc: dict) -> tuple[int | None, list[dict]]:
                      "floor_ms": t.get("floor_ms"),
                      "batch_bytes": r.get("batch_bytes_per_iteration", sample_rows * r["stored_row_bytes"]),
                      "layout": r.get("layout", "fp32")})
-    return cap, sorted(rows, key=lambda row: row["median_ms"])
+    return capacity_rows, sorted(rows, key=lambda row: row["median_ms"])
 
 
 def placement_chart(doc: dict, path: Path) -> Path | None:
-    cap, rows = batch_to_gpu_rows(doc)
+    capacity_rows, rows = batch_to_gpu_rows(doc)
     if not rows:
         return None
     names = [f"{r['placement']} ({r['layout']})" for r in rows]
@@ -73,7 +74,7 @@ def placement_chart(doc: dict, path: Path) -> Path | None:
     bx.set_xlabel("MiB per learner iteration (batch payload)", fontsize=8)
     bx.grid(axis="x", alpha=0.3)
     fig.suptitle(f"{doc['args']['task']}/{doc['args']['sim']}: one learner batch to the GPU, per placement, "
-                 f"{cap:,} rows\n{doc.get('device_info', '')}", fontsize=10)
+                 f"{capacity_rows:,} rows\n{doc.get('device_info', '')}", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path, dpi=DPI, bbox_inches="tight")
 

@@ -8,10 +8,10 @@ from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABEL
 REFERENCE_SERIES = (("host", CPU_SAMPLE), ("host", H2D), ("host", END_TO_END), ("gpu", GPU_SAMPLE))
 
 
-def median_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+def median_ms(doc: dict, placement: str, metric: str, gpus: int, capacity_rows: int) -> float | None:
     """The point's median: what the charts and the analysis show (a mean follows a few slow samples)."""
     for res in doc["results"]:
-        if (res["placement"], res["world_size"], res["capacity_rows"]) == (placement, gpus, capacity):
+        if (res["placement"], res["world_size"], res["capacity_rows"]) == (placement, gpus, capacity_rows):
             timing = res["timings"].get(metric)
             return timing["median_ms"] if timing else None
     return None
@@ -21,11 +21,11 @@ def median_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) 
 MULTI_GPU_FORM = {"host": "shared-host", "gpu": "gpu-replica"}
 
 
-def reference_ms(doc: dict, placement: str, metric: str, gpus: int, capacity: int) -> float | None:
+def reference_ms(doc: dict, placement: str, metric: str, gpus: int, capacity_rows: int) -> float | None:
     """median_ms of the reference's column: at N > 1 GPUs, `host` and `gpu` read their per-rank forms."""
     if gpus > 1:
         placement = MULTI_GPU_FORM.get(placement, placement)
-    return median_ms(doc, placement, metric, gpus, capacity)
+    return median_ms(doc, placement, metric, gpus, capacity_rows)
 
 
 def series(doc: dict) -> list[tuple[str, str]]:
@@ -45,19 +45,19 @@ def gpu_counts(doc: dict) -> list[int]:
     return sorted({r["world_size"] for r in doc["results"]})
 
 
-def capacities(doc: dict, gpus: int) -> list[int]:
+def capacity_rows_at(doc: dict, gpus: int) -> list[int]:
     return sorted({r["capacity_rows"] for r in doc["results"] if r["world_size"] == gpus})
 
 
-def speedup(doc: dict, gpus: int, capacity: int) -> float | None:
+def speedup(doc: dict, gpus: int, capacity_rows: int) -> float | None:
     """The reference's speedup: host CPU sample+H2D divided by GPU-resident sample."""
-    host = reference_ms(doc, "host", END_TO_END, gpus, capacity)
-    gpu = reference_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity)
+    host = reference_ms(doc, "host", END_TO_END, gpus, capacity_rows)
+    gpu = reference_ms(doc, "gpu", GPU_SAMPLE, gpus, capacity_rows)
     return host / gpu if host and gpu else None
 
 
-def capacity_label(capacity: int, config_capacity: int) -> str:
+def capacity_label(capacity_rows: int, config_capacity_rows: int) -> str:
     """Rows, exactly (1,048,576 rows, not "1M"), then the power of two and the multiple of the configured
     capacity."""
-    power = f"2^{capacity.bit_length() - 1}, " if capacity & (capacity - 1) == 0 else ""
-    return f"{capacity:,} rows\n({power}{capacity / config_capacity:g}x config)"
+    power = f"2^{capacity_rows.bit_length() - 1}, " if capacity_rows & (capacity_rows - 1) == 0 else ""
+    return f"{capacity_rows:,} rows\n({power}{capacity_rows / config_capacity_rows:g}x config)"

@@ -17,6 +17,7 @@ import statistics
 from pathlib import Path
 
 from rlperf.replay.metrics import LABELS
+from rlperf.report.tables import markdown_table
 
 HEADLINE_ENVS = (8192, 32768)
 ASV_DIR, REPLAY_GLOB, ENV_GLOB = "asv", "reports/replay/*/results.json", "reports/env/*/*/results.json"
@@ -47,14 +48,11 @@ def replay_lines(root: Path) -> list[str]:
             lines += [f"**Superseded** ({path.parent / SUPERSEDED}): {note}", ""]
         lines += [f"- machine: {doc['device_info']}", f"- command: `{doc['command']}` ({doc['created_at']})",
                   f"- file: `{path}`", ""]
-        header = "| placement | capacity rows | metric | median ms | min ms |" + ("" if note else " x floor |")
-        lines += [header, "|---|---|---|---|---|" + ("" if note else "---|")]
-        for res in doc["results"]:
-            for metric, t in res["timings"].items():
-                row = (f"| {res['placement']} | {res['capacity_rows']:,} | {LABELS[metric]} | "
-                       f"{t['median_ms']:.3f} | {t['min_ms']:.3f} |")
-                lines.append(row + ("" if note else f" {_fmt(t.get('x_floor'), 2)} |"))
-        lines.append("")
+        rows = [[res["placement"], f"{res['capacity_rows']:,}", LABELS[metric], f"{t['median_ms']:.3f}",
+                 f"{t['min_ms']:.3f}", *([] if note else [_fmt(t.get("x_floor"), 2)])]
+                for res in doc["results"] for metric, t in res["timings"].items()]
+        headers = ["placement", "capacity rows", "metric", "median ms", "min ms", *([] if note else ["x floor"])]
+        lines += markdown_table(headers, rows, align="lrlrrr"[:len(headers)]) + [""]
     return lines
 
 
@@ -70,30 +68,30 @@ def asv_gpu_sample_lines(root: Path) -> list[str]:
         values, params = bench[cols.index("result")], bench[cols.index("params")]
         samples = bench[cols.index("samples")] if "samples" in cols and len(bench) > cols.index("samples") else None
         lines += [f"### {doc['params'].get('machine')} @ {doc['commit_hash'][:8]}", "",
-                  f"- file: `{path}`", "", "| capacity exp | placement | GPUs | median ms | samples |",
-                  "|---|---|---|---|---|"]
-        for k, (combo, value) in enumerate(zip(itertools.product(*params), values)):
-            if value is None or value != value:  # n/a points: skipped with a reason
-                continue
-            n = len(samples[k]) if samples and samples[k] else "-"
-            lines.append(f"| {combo[0]} | {combo[1].strip(chr(39))} | {combo[2]} | {value:.4f} | {n} |")
-        lines.append("")
+                  f"- file: `{path}`", ""]
+        rows = [[combo[0], combo[1].strip("'"), combo[2], f"{value:.4f}",
+                 len(samples[k]) if samples and samples[k] else None]
+                for k, (combo, value) in enumerate(zip(itertools.product(*params), values))
+                if value is not None and value == value]  # n/a points (None, NaN): skipped with a reason
+        lines += markdown_table(["capacity exp", "placement", "GPUs", "median ms", "samples"], rows,
+                                align="rlrrr") + [""]
     return lines
 
 
 def asv_history_lines(root: Path) -> list[str]:
     """Per machine: how many commits asv holds, the first and last, and the suites measured."""
-    lines = ["## asv history (`results/asv/`, the site and the gate)", "",
-             "| machine | commits | first | last | benchmarks with a value |", "|---|---|---|---|---|"]
+    rows = []
     for folder in sorted(p for p in (root / ASV_DIR).glob("*") if (p / "machine.json").is_file()):
         docs = [json.loads(p.read_text()) for p in folder.glob("*-*.json")]
         docs.sort(key=lambda d: (d.get("date") or 0, d.get("commit_hash") or ""))  # same input, same text
         if not docs:
             continue
         names = {n for d in docs for n, v in d.get("results", {}).items() if v and v[0] is not None}
-        lines.append(f"| {folder.name} | {len({d['commit_hash'] for d in docs})} | {docs[0]['commit_hash'][:8]} | "
-                     f"{docs[-1]['commit_hash'][:8]} | {len(names)} |")
-    return lines + [""]
+        rows.append([folder.name, len({d["commit_hash"] for d in docs}), docs[0]["commit_hash"][:8],
+                     docs[-1]["commit_hash"][:8], len(names)])
+    return (["## asv history (`results/asv/`, the site and the gate)", ""]
+            + markdown_table(["machine", "commits", "first", "last", "benchmarks with a value"], rows, align="lrllr")
+            + [""])
 
 
 def _cmd(meta: dict) -> str:
@@ -111,18 +109,18 @@ def env_lines(root: Path) -> list[str]:
                   f"- machine: {meta['device_line']}; threading layer {meta['threading_layer']}; "
                   f"compile {meta['compile_ms']:.0f} ms ({meta.get('compile_source', '?')})",
                   f"- command: {_cmd(meta)} ({meta['timestamp_utc']})",
-                  f"- file: `{path}`; parity ok in every case: {all(r['parity_ok'] for r in doc['results'])}", "",
-                  "| envs | numpy ms | best numba ms | threads | speedup | numba 1 thread ms |",
-                  "|---|---|---|---|---|---|"]
+                  f"- file: `{path}`; parity ok in every case: {all(r['parity_ok'] for r in doc['results'])}", ""]
+        table = []
         for n in HEADLINE_ENVS:
             rows = [r for r in doc["results"] if r["num_envs"] == n]
             if not rows:
                 continue
             best = min(rows, key=lambda r: r["numba_ms"])
             one = next((r["numba_ms"] for r in rows if r["threads"] == 1), None)
-            lines.append(f"| {n:,} | {statistics.median(r['numpy_ms'] for r in rows):.3f} | "
-                         f"{best['numba_ms']:.3f} | {best['threads']} | {best['speedup_vs_numpy']:.1f}x | {_fmt(one)} |")
-        lines.append("")
+            table.append([f"{n:,}", f"{statistics.median(r['numpy_ms'] for r in rows):.3f}", f"{best['numba_ms']:.3f}",
+                          best["threads"], f"{best['speedup_vs_numpy']:.1f}x", _fmt(one)])
+        lines += markdown_table(["envs", "numpy ms", "best numba ms", "threads", "speedup", "numba 1 thread ms"],
+                                table, align="rrrrrr") + [""]
     return lines
 
 
@@ -142,7 +140,7 @@ def e2e_lines(root: Path) -> list[str]:
 def history_lines(root: Path) -> list[str]:
     """The steps e-divisive finds in asv's history (`rlperf history`), with the thresholds of the
     asv.conf.json beside the results folder (asv's defaults when there is none)."""
-    from rlperf.history import report
+    from rlperf.report import history_steps
     from rlperf.history.detect import DEFAULT_METHOD
     from rlperf.history.scan import read_asv_conf, scan
 
@@ -153,7 +151,7 @@ def history_lines(root: Path) -> list[str]:
              "(docs/history.md); a range is `last commit at the old level..first at the new`.", ""]
     if not any((root / ASV_DIR).glob("*/machine.json")):
         return lines + ["No asv results with a machine folder.", ""]
-    return lines + report.lines(scan(root / ASV_DIR, thresholds, DEFAULT_METHOD), DEFAULT_METHOD) + [""]
+    return lines + history_steps.lines(scan(root / ASV_DIR, thresholds, DEFAULT_METHOD), DEFAULT_METHOD) + [""]
 
 
 def summary_text(results: Path) -> str:

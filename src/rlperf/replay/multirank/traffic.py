@@ -4,7 +4,7 @@ The measured runs report the same per-rank byte keys as `rank_traffic`, so model
 compared key by key; the time model turns bytes into milliseconds with the single-H200 ceilings of
 docs/limits.md 1.2-1.4 and the host assumptions in `Host`. Torch-free.
 
-    rlperf traffic   # the tables of docs/tier2-plan.md
+    rlperf traffic   # the tables of docs/tier2-plan.md (cells from here, Markdown by report.traffic_markdown)
 """
 
 from __future__ import annotations
@@ -131,15 +131,15 @@ def _ranks_on_busiest_node(world: int, host: Host) -> int:
     return math.ceil(world / host.sockets)  # GPUs split evenly over the sockets, ranks bound to their GPU's node
 
 
-def host_path_ms(row_bytes: int, sample_rows: int, world: int, exp: int, *, numa: str, rates: Rates = Rates(),
-                 host: Host = Host()) -> dict[str, float]:
+def host_path_ms(row_bytes: int, sample_rows: int, world: int, capacity_exponent: int, *, numa: str,
+                 rates: Rates = Rates(), host: Host = Host()) -> dict[str, float]:
     """shared-host per rank: CPU sample, H2D and the serial end-to-end pass, each the max of the
     thread-bound and DRAM-bound times. numa: 'one-node' (table first-touched on node 0) or
     'interleaved' (table pages spread over the sockets)."""
     batch = sample_rows * row_bytes
     local = _ranks_on_busiest_node(world, host)
     table_share = 1.0 if numa == "one-node" else 1.0 / host.sockets
-    tlb = (rates.cpu_gather_2_23_ms / rates.cpu_gather_ms) ** (max(exp - 20, 0) / 3)
+    tlb = (rates.cpu_gather_2_23_ms / rates.cpu_gather_ms) ** (max(capacity_exponent - 20, 0) / 3)
     thread_ms = rates.cpu_gather_ms * rates.cpu_gather_threads / host.threads_per_rank \
         * batch / rates.mt_batch_bytes * tlb
     dram_ms = (world * batch * table_share + local * 2 * batch) / host.node_Bps * 1e3
@@ -164,11 +164,17 @@ def device_path_ms(placement: str, row_bytes: int, sample_rows: int, world: int,
 
 
 # ---- tables -----------------------------------------------------------------------------------------
-def _table(head: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+@dataclass(frozen=True)
+class Table:
+    """One table of the model as formatted cells; `report.traffic_markdown` writes it as Markdown.
+    labels: how many leading columns name the row (the rest are figures)."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    labels: int = 1
 
 
-def traffic_table(wl) -> list[str]:
+def traffic_table(wl) -> Table:
     s, row = wl.sample_rows_per_rank, wl.row_bytes
     rows = []
     for p in PLACEMENTS:
@@ -179,44 +185,44 @@ def traffic_table(wl) -> list[str]:
                          f"{dram / 1e6:,.1f}", f"{t['interconnect_out'] / 1e6:,.1f}",
                          f"{n * t['h2d'] / 1e6:,.1f}", f"{n * dram / 1e9:,.2f}",
                          f"{n * t['interconnect_out'] / 1e6:,.1f}", f"{wl.with_gpus(n).global_sample_new_ratio:g}x"])
-    return _table(["placement", "GPUs", "H2D MB", "host table read MB", "HBM gather read MB", "host DRAM MB",
+    return Table(["placement", "GPUs", "H2D MB", "host table read MB", "HBM gather read MB", "host DRAM MB",
                    "NVLink out MB (= in)", "global H2D MB", "global host DRAM GB", "global NVLink MB",
-                   "global sample:new"], rows)
+                  "global sample:new"], rows)
 
 
-def layout_table(mt, walk) -> list[str]:
+def layout_table(mt, walk) -> Table:
     a = layout_row_bytes(mt.obs_dim, mt.action_dim, mt.critic_dim)
     b = layout_row_bytes(walk.obs_dim, walk.action_dim, walk.critic_dim)
-    return _table(["layout", f"B/row {mt.task}", f"B/row {walk.task}", "MT storage 2^26 GiB", "MT 2^28 GiB"],
-                  [[k, f"{a[k]:,}", f"{b[k]:,}", gib(a[k] * 2**26, 1), gib(a[k] * 2**28, 1)] for k in a])
+    return Table(["layout", f"B/row {mt.task}", f"B/row {walk.task}", "MT storage 2^26 GiB", "MT 2^28 GiB"],
+                 [[k, f"{a[k]:,}", f"{b[k]:,}", gib(a[k] * 2**26, 1), gib(a[k] * 2**28, 1)] for k in a])
 
 
-def device_memory_table(wl, host: Host = Host()) -> list[str]:
+def device_memory_table(wl, host: Host = Host()) -> Table:
     """Per-GPU need of gpu-replica (any N) and sharded-global at 2/4/8 GPUs (rank-local needs 2 S rows less)."""
     rows = []
     for layout, row in layout_row_bytes(wl.obs_dim, wl.action_dim, wl.critic_dim).items():
         for p, n in (("gpu-replica", 1), ("sharded-global", 2), ("sharded-global", 4), ("sharded-global", 8)):
             cells = []
-            for e in MEMORY_EXPONENTS:
-                need = RANK_SPECS[p].memory(row, 2**e, wl.sample_rows_per_rank, n).device_bytes
+            for capacity_exponent in MEMORY_EXPONENTS:
+                need = RANK_SPECS[p].memory(row, 2**capacity_exponent, wl.sample_rows_per_rank, n).device_bytes
                 cells.append(f"{gib(need, 1)} {device_fit(need, host.device_free_bytes)}")
             rows.append([layout, "gpu-replica (any N)" if p == "gpu-replica" else f"{p}, {n} GPUs", *cells])
-    return _table(["layout", "placement", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows)
+    return Table(["layout", "placement", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows, labels=2)
 
 
-def host_memory_table(wl, rams=(128 * GIB, 560 * GIB), world: int = 8) -> list[str]:
+def host_memory_table(wl, rams=(128 * GIB, 560 * GIB), world: int = 8) -> Table:
     rows = []
     for layout, row in layout_row_bytes(wl.obs_dim, wl.action_dim, wl.critic_dim).items():
         cells = []
-        for e in MEMORY_EXPONENTS:
-            need = RANK_SPECS["shared-host"].memory(row, 2**e, wl.sample_rows_per_rank, world)
+        for capacity_exponent in MEMORY_EXPONENTS:
+            need = RANK_SPECS["shared-host"].memory(row, 2**capacity_exponent, wl.sample_rows_per_rank, world)
             cells.append(gib(need.host_bytes, 1) + " " + "/".join(host_fit(need.host_bytes, need.shm_bytes, r)
                                                                  for r in rams))
         rows.append([layout, *cells])
-    return _table(["layout", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows)
+    return Table(["layout", *(f"2^{e}" for e in MEMORY_EXPONENTS)], rows)
 
 
-def largest_fit_table(wl, host: Host = Host()) -> list[str]:
+def largest_fit_table(wl, host: Host = Host()) -> Table:
     """Largest capacity exponent each placement and layout can hold on 8 x H200 and on 128 / 560 GiB hosts."""
     def largest(ok) -> str:
         fits = [e for e in MEMORY_EXPONENTS if ok(e)]
@@ -233,11 +239,11 @@ def largest_fit_table(wl, host: Host = Host()) -> list[str]:
             m = lambda e: RANK_SPECS["shared-host"].memory(row, 2**e, wl.sample_rows_per_rank, 8)  # noqa: E731
             cells.append(largest(lambda e: host_fit(m(e).host_bytes, m(e).shm_bytes, ram) == "ok"))
         rows.append([layout, *cells])
-    return _table(["layout", "gpu-replica (ok / tight)", "rank-local, 8 GPUs", "sharded-global, 8 GPUs",
-                   "shared-host, 128 GiB host", "shared-host, 560 GiB host"], rows)
+    return Table(["layout", "gpu-replica (ok / tight)", "rank-local, 8 GPUs", "sharded-global, 8 GPUs",
+                  "shared-host, 128 GiB host", "shared-host, 560 GiB host"], rows)
 
 
-def prediction_rows(wl, gpu_counts=GPU_COUNTS, exps=PREDICT_EXPONENTS, rates: Rates = Rates(),
+def prediction_rows(wl, gpu_counts=GPU_COUNTS, capacity_exponents=PREDICT_EXPONENTS, rates: Rates = Rates(),
                     host: Host = Host()) -> list[list[str]]:
     """One row per (placement, metric, GPUs): predicted exposed ms per capacity, or why it is skipped."""
     s, row = wl.sample_rows_per_rank, wl.row_bytes
@@ -250,28 +256,30 @@ def prediction_rows(wl, gpu_counts=GPU_COUNTS, exps=PREDICT_EXPONENTS, rates: Ra
         placement = label.split(" ")[0].removesuffix("-uva")
         for n in gpu_counts:
             cells = []
-            for e in exps:
-                need = RANK_SPECS[placement].memory(row, 2**e, s, n)
+            for capacity_exponent in capacity_exponents:
+                need = RANK_SPECS[placement].memory(row, 2**capacity_exponent, s, n)
                 fits = (host_fit(need.host_bytes, need.shm_bytes, host.ram_bytes) == "ok"
                         and device_fit(need.device_bytes, host.device_free_bytes) != "no")
                 if not fits:
                     cells.append("skip")
                 elif numa:
-                    cells.append(f"{host_path_ms(row, s, n, e, numa=numa, rates=rates, host=host)[metric]:.2f}")
+                    ms = host_path_ms(row, s, n, capacity_exponent, numa=numa, rates=rates, host=host)[metric]
+                    cells.append(f"{ms:.2f}")
                 else:
                     cells.append(f"{device_path_ms(placement, row, s, n, rates=rates):.3f}")
             rows.append([label, metric, str(n), *cells])
     return rows
 
 
-def prediction_table(wl, **kw) -> list[str]:
-    return _table(["placement", "metric", "GPUs", *(f"2^{e}" for e in PREDICT_EXPONENTS)], prediction_rows(wl, **kw))
+def prediction_table(wl, **kw) -> Table:
+    return Table(["placement", "metric", "GPUs", *(f"2^{e}" for e in PREDICT_EXPONENTS)], prediction_rows(wl, **kw),
+                 labels=2)
 
 
 REFERENCE_813 = {1: (6.1, 0.12), 4: (10.2, 0.43), 8: (20.0, 0.84)}  # CPU sample+H2D, GPU sample [ref #813]
 
 
-def reference_table(walk, rates: Rates = Rates(), host: Host = Host()) -> list[str]:
+def reference_table(walk, rates: Rates = Rates(), host: Host = Host()) -> Table:
     """The #813 thread-per-rank numbers (walk/motrix shape) against this model at 2^20 rows."""
     s, row = walk.sample_rows_per_rank, walk.row_bytes
     rows = []
@@ -281,32 +289,5 @@ def reference_table(walk, rates: Rates = Rates(), host: Host = Host()) -> list[s
         gpu = device_path_ms("gpu-replica", row, s, n, rates=rates)
         rows.append([str(n), f"{ref_e2e:.1f}", f"{one:.2f}", f"{inter:.2f}", f"{ref_e2e / one:.1f}x",
                      f"{ref_gpu:.2f}", f"{gpu:.3f}", f"{ref_gpu / gpu:.1f}x"])
-    return _table(["GPUs", "ref CPU sample+H2D ms", "model shared-host e2e (one-node)", "model (interleaved)",
-                   "ref / model", "ref GPU sample ms", "model gpu-replica", "ref / model"], rows)
-
-
-def markdown(mt=None, walk=None) -> str:
-    """Every table of docs/tier2-plan.md, computed from the composed workloads."""
-    from rlperf.workload import compose
-
-    mt = mt or compose("g1_motion_tracking", "motrix")
-    walk = walk or compose("g1_walk_flat", "motrix")
-    rates, host = Rates(), Host()
-    parts = [
-        f"#### T1. Bytes per learner iteration, {mt.task}/{mt.sim} (S = {mt.sample_rows_per_rank:,} rows x "
-        f"{mt.row_bytes:,} B, packed fp32)", "", *traffic_table(mt), "",
-        "#### T2. Row sizes per layout", "", *layout_table(mt, walk), "",
-        f"#### T3. Device memory per rank (GiB, {mt.task}) and fit on one H200 "
-        f"({host.device_free_bytes / GIB:.0f} GiB free: ok = x{DEVICE_SAFETY_FACTOR} within "
-        f"{PRODUCTION_GUARD} x free, tight = within free)", "", *device_memory_table(mt, host), "",
-        f"#### T4. shared-host at 8 GPUs: host memory (GiB) and fit on 128 / 560 GiB hosts "
-        f"(total within {HOST_FRACTION} x RAM, table within /dev/shm = RAM / 2)", "", *host_memory_table(mt), "",
-        "#### T5. Largest capacity that fits (motion tracking; 8 x H200 for the device placements)", "",
-        *largest_fit_table(mt, host), "",
-        f"#### T6. Predicted exposed ms per learner iteration, {mt.task}/{mt.sim} (host: {host.name}, "
-        f"{host.threads_per_rank} threads per rank, {host.ram_bytes / GIB:.0f} GiB RAM)", "",
-        *prediction_table(mt, rates=rates, host=host), "",
-        f"#### T7. Reference #813 (thread-per-rank, {walk.task}/{walk.sim} shape: {walk.sample_rows_per_rank:,} x "
-        f"{walk.row_bytes:,} B) against the model", "", *reference_table(walk, rates, host),
-    ]
-    return "\n".join(parts) + "\n"
+    return Table(["GPUs", "ref CPU sample+H2D ms", "model shared-host e2e (one-node)", "model (interleaved)",
+                  "ref / model", "ref GPU sample ms", "model gpu-replica", "ref / model"], rows, labels=0)

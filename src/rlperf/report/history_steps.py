@@ -1,9 +1,14 @@
-"""Markdown for the steps of a scan: one row per step, and a count of the series without any."""
+"""Markdown for the steps of a history scan (`rlperf history`, the summary's steps section): one row per
+step, and a count of the series without any. It lives in `report` (not `history`) so the table is
+written by `report.tables` like every other."""
 
 from __future__ import annotations
 
 from rlperf.history.detect import min_points
 from rlperf.history.scan import SeriesSteps
+from rlperf.report.tables import markdown_table
+
+HEADERS = ["machine", "series", "benchmark", "commits", "range", "before", "after", "ratio", "direction"]
 
 
 def _value(v: float, unit: str) -> str:
@@ -13,17 +18,16 @@ def _value(v: float, unit: str) -> str:
 
 
 def step_rows(scanned: list[SeriesSteps]) -> list[str]:
-    header = ["| machine | series | benchmark | commits | range | before | after | ratio | direction |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    """The step table, or no lines when no series has a step."""
     rows = []
     for item in scanned:
         s = item.series
         for step in item.steps:
             p = "" if step.pvalue is None else f" (p {step.pvalue:.1e})"
-            rows.append(f"| {s.machine} | {item.label or '-'} | `{s.name}` | {len(s.points)} | "
-                        f"{step.before_commit[:8]}..{step.after_commit[:8]} | {_value(step.before, item.unit)} | "
-                        f"{_value(step.after, item.unit)} | x{step.ratio:.2f} | {step.direction}{p} |")
-    return header + rows if rows else []
+            rows.append([s.machine, item.label or "-", f"`{s.name}`", len(s.points),
+                         f"{step.before_commit[:8]}..{step.after_commit[:8]}", _value(step.before, item.unit),
+                         _value(step.after, item.unit), f"x{step.ratio:.2f}", f"{step.direction}{p}"])
+    return markdown_table(HEADERS, rows, align="lllrlrrrl") if rows else []
 
 
 def lines(scanned: list[SeriesSteps], method: str) -> list[str]:
@@ -37,4 +41,4 @@ def lines(scanned: list[SeriesSteps], method: str) -> list[str]:
     return out
 
 
-__all__ = ["lines", "step_rows"]
+__all__ = ["HEADERS", "lines", "step_rows"]
