@@ -4,6 +4,7 @@
                                                       # that changed src/rlperf/envs or src/rlperf/replay
     rlperf backfill --machine NAME --commits A..B     # or SHA,SHA,...
     rlperf backfill --machine NAME --dry-run          # the commits, points and suite, nothing measured
+    rlperf backfill --machine NAME --report           # the log as Markdown (time per commit, load, skips)
     taskset -c 1 rlperf backfill ... --max-minutes 100   # what the committed CPU history ran (docs/history.md)
 
 Every commit is checked out in its own worktree, its package installed into an overlay, and the suite of
@@ -53,6 +54,8 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--allow-host-change", action="store_true",
                    help="append although this host differs from the one the machine's history was measured on")
     p.add_argument("--dry-run", action="store_true", help="print the commits and points, measure nothing")
+    p.add_argument("--report", action="store_true",
+                   help="print the log as Markdown (per commit: points, seconds, load, modules left out), measure nothing")
     return p
 
 
@@ -108,6 +111,11 @@ def run(args) -> int:
     log_path = args.log or os.path.join(repo, "results", "reports", "history", args.machine, "backfill.jsonl")
     if os.path.isdir(log_path):
         raise UsageError(f"--log {log_path} is a directory; give a file path")
+    if args.report:
+        from rlperf.report.backfill_log import markdown, read_log
+
+        print(markdown(read_log(log_path), args.machine), end="")
+        return 0
     try:
         commits = _commits(repo, args)
     except InfrastructureError as exc:
