@@ -81,6 +81,14 @@ def analysis_lines(doc: dict) -> list[str]:
                          f"{t['effective_Bps'] / 1e9:.1f} | {_ms(t.get('floor_ms'))} | {_ratio(t.get('x_floor'))} | "
                          f"{_mib(res.get('batch_bytes_per_iteration'))} | {_gib_cell(res.get('host_peak_rss_bytes'))} | "
                          f"{_gib_cell(res.get('device_peak_bytes'))} |")
+    kernels = [(res, t) for res in doc["results"] for t in res["timings"].values() if t.get("kernel_bytes")]
+    if kernels:
+        lines += ["", "Bytes a fused kernel itself reads and writes per learner iteration (counted from the plan it "
+                  "follows), against its floor: the batch payload read once and written once.", "",
+                  "| placement | capacity rows | kernel MiB per iteration | floor MiB | x floor bytes |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {res['placement']} | {res['capacity_rows']:,} | {_mib(t['kernel_bytes'])} | "
+                  f"{_mib(t['bytes_moved'])} | {t['kernel_x_payload']:.4f} |" for res, t in kernels]
     if doc.get("layouts"):
         lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):

@@ -1,7 +1,9 @@
 """CuPy-compiled (NVRTC) CUDA kernels shared by the placements that need more than torch offers.
 
 Rows are copied as raw 16- or 8-byte vectors, so one kernel serves every non-elided layout (fp32,
-bf16, one-byte flags): only the row size in vectors changes. The fused sampler's draw is the
+bf16, one-byte flags): only the row size in vectors changes. Elided (compact) layouts have their own
+kernel, `sample_compact`, which assembles each batch row from the sampled row, its successor or
+terminal row, following a per-vector plan (`replay.compact_plan`). The fused sampler's draw is the
 arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
 
 Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
@@ -82,6 +84,90 @@ extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u
                                          u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
     sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, first, count,
                             capacity, seed, tick);
+}
+
+// ---- elided (compact) rows: next_obs / next_critic from the successor row or the terminal table ----
+// Plan per 16-byte output vector (replay.compact_plan): int4 {kind, source offset, terminal offset, 0};
+// kind 0 the sampled row, 1 next (successor, or terminal row when the row ended), 2 zero, 3 mixed (byte plan).
+struct CompactSrc {
+    const unsigned char* row;
+    const unsigned char* next;  // the successor row, or the terminal row when `ended`
+    bool ended;
+};
+
+// 16 source bytes at `off` of a 16-byte aligned row: one int4 load when aligned, else 4-byte words
+// (a funnel shift joins two words where the field is only 2-byte aligned).
+__device__ __forceinline__ uint4 words4(unsigned int a, unsigned int b, unsigned int c, unsigned int d) {
+    uint4 r;
+    r.x = a; r.y = b; r.z = c; r.w = d;
+    return r;
+}
+
+__device__ __forceinline__ uint4 load16(const unsigned char* base, int off) {
+    if ((off & 15) == 0) return *(const uint4*)(base + off);
+    const unsigned int* w = (const unsigned int*)(base + (off & ~3));
+    if ((off & 3) == 0) return words4(w[0], w[1], w[2], w[3]);
+    const unsigned int s = (off & 3) * 8;
+    const unsigned int a = w[0], b = w[1], c = w[2], d = w[3], e = w[4];
+    return words4(__funnelshift_r(a, b, s), __funnelshift_r(b, c, s), __funnelshift_r(c, d, s),
+                  __funnelshift_r(d, e, s));
+}
+
+__device__ __forceinline__ uint4 compact_vector(const int4 p, const CompactSrc& src, const int4* __restrict__ bytes,
+                                                int v) {
+    if (p.x == 0) return load16(src.row, p.y);
+    if (p.x == 1) return load16(src.next, src.ended ? p.z : p.y);
+    unsigned int w[4] = {0u, 0u, 0u, 0u};
+    if (p.x == 3) {  // a vector across a segment boundary: byte by byte (two such vectors a row)
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+            const int4 b = bytes[v * 16 + k];
+            unsigned int byte = 0u;
+            if (b.x == 0) byte = src.row[b.y];
+            else if (b.x == 1) byte = src.next[src.ended ? b.z : b.y];
+            w[k >> 2] |= byte << (8 * (k & 3));
+        }
+    }
+    return words4(w[0], w[1], w[2], w[3]);
+}
+
+// Fused sampler for elided layouts: counter-based row, its successor (index + step) or terminal row, one warp
+// a row, each lane issuing all of its vector loads before its stores.
+extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const u64 out, const u64 slot_of_row,
+                                          const u64 terminal, const u64 vplan, const u64 bplan, int rows, int vecs,
+                                          int row_bytes, int term_bytes, u64 step, u64 first, u64 count,
+                                          u64 capacity, u64 seed, u64 tick) {
+    constexpr int U = 4;
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    const unsigned char* tab = (const unsigned char*)table;
+    const int4* plan = (const int4*)vplan;
+    const int4* bytes = (const int4*)bplan;
+    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
+        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
+        const long long row = (long long)((first + draw) % capacity);
+        if (lane == 0) ((long long*)idx)[r] = row;
+        const int slot = ((const int*)slot_of_row)[row];
+        CompactSrc src;
+        src.row = tab + row * (long long)row_bytes;
+        src.ended = slot >= 0;
+        src.next = src.ended ? (const unsigned char*)terminal + slot * (long long)term_bytes
+                             : tab + (long long)(((u64)row + step) % capacity) * row_bytes;
+        uint4* dst = (uint4*)out + (long long)r * vecs;
+        for (int base = lane; base < vecs; base += 32 * U) {
+            uint4 tmp[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int v = base + u * 32;
+                if (v < vecs) tmp[u] = compact_vector(plan[v], src, bytes, v);
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int v = base + u * 32;
+                if (v < vecs) dst[v] = tmp[u];
+            }
+        }
+    }
 }
 """
 THREADS = 256  # 8 warps a block, one warp per row

@@ -166,8 +166,8 @@ def invalid_reason(storage: str, sampler: str, transfer: str) -> str | None:
     if sampler not in t.samplers:
         return f"transfer {transfer!r} samples with {', '.join(t.samplers)}, not {sampler!r}"
     _vec, _act, _flags, elide, align = LAYOUTS[layout]
-    if elide and (not t.elision or sampler == "fused"):
-        return f"layout {layout!r} elides next_obs: {transfer!r} with sampler {sampler!r} copies whole rows"
+    if elide and not t.elision:
+        return f"layout {layout!r} elides next_obs: {transfer!r} copies whole rows"
     if t.aligned_16 and (align == 0 or align % 16):
         return f"transfer {transfer!r} reads 16-byte vectors; layout {layout!r} is not padded to 16 bytes"
     return None
@@ -271,6 +271,8 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "counter-based indices + 16-byte vector row copy"),
     _named("gpu-compact", "device-compact", "torch", "none", "GPU-resident ring, next_obs by index + terminal "
            "table, bf16 (about 1 KB a motion-tracking row)"),
+    _named("gpu-compact-fused", "device-compact", "fused", "none", "GPU-resident compact ring, one kernel: "
+           "counter-based indices, the row, its successor's obs or its terminal row, 16-byte vector loads"),
     _named("host-compact", "host-compact", "torch", "h2d", "host ring, next_obs by index + terminal table, "
            "bf16; CPU gather of both steps -> pinned staging -> H2D"),
     _named("torchrl-host", "host-fp32", "torch", "torchrl-pinned", "TorchRL ReplayBuffer, LazyTensorStorage on "
