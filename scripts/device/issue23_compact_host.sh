@@ -11,11 +11,11 @@ python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_compact_kernel.py 2>&
 tail -1 "$OUT/gpu-tests.log"
 for k in 1 2 3 4 5; do
   if [ $((k % 2)) = 1 ]; then P=$GPU,host,reference-host; else P=$GPU,reference-host,host; fi
-  timeout 110 python3 -m rlperf replay --task g1_motion_tracking --sim motrix --placements $P --capacity-exponents 20 \
+  timeout 75 python3 -m rlperf replay --task g1_motion_tracking --sim motrix --placements $P --capacity-exponents 20 \
     --gpu-counts 1 --no-plots --no-ceilings --out-json "$OUT/run$k/results.json" > "$OUT/run$k.log" 2>&1
   echo "run $k rc=$? after ${SECONDS}s"
 done
-timeout 100 python3 scripts/device/probe_host_gather.py --out "$OUT/probe-host.jsonl" --rounds 5 > "$OUT/probe-host.log" 2>&1
+timeout 60 python3 scripts/device/probe_host_gather.py --out "$OUT/probe-host.jsonl" --rounds 5 > "$OUT/probe-host.log" 2>&1
 echo "probe rc=$? after ${SECONDS}s"
 python3 scripts/run_noise.py "$OUT"/run*/results.json --out-md "$OUT/noise.md" > /dev/null && cat "$OUT/noise.md"
 python3 scripts/device/probe_host_gather.py --summarize "$OUT/probe-host.jsonl" | tee "$OUT/probe-host.md"
