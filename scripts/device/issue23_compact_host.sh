@@ -7,7 +7,7 @@ source "$(dirname "$0")/common.sh"
 GPU=gpu-fused-bf16,gpu-compact,gpu-compact-fused
 cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag > "$OUT/thp.txt" 2>&1
 lscpu > "$OUT/lscpu.txt" 2>&1
-python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_compact_kernel.py 2>&1 | tail -15 > "$OUT/gpu-tests.log"
+python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/test_compact_kernel.py 2>&1 | tail -15 > "$OUT/gpu-tests.log"
 tail -1 "$OUT/gpu-tests.log"
 for k in 1 2 3 4 5; do
   if [ $((k % 2)) = 1 ]; then P=$GPU,host,reference-host; else P=$GPU,reference-host,host; fi
