@@ -47,8 +47,9 @@ def test_the_vector_plan_is_the_byte_plan_read_sixteen_bytes_at_a_time(name):
     steps = np.arange(16)
     for v, (kind, off, toff, _) in enumerate(plan.vectors):
         b = plan.bytes_[16 * v: 16 * v + 16]
-        if kind == MIXED:
+        if kind == MIXED:  # `off` is its ordinal among the mixed vectors, whose byte plans the kernel holds
             assert len(set(b[:, 0])) > 1 or (b[:, 1] != b[0, 1] + steps).any()
+            assert np.array_equal(plan.mixed_bytes[16 * off: 16 * off + 16], b)
             continue
         assert (b[:, 0] == kind).all()
         if kind in (ROW, NEXT):
@@ -119,14 +120,14 @@ def test_the_report_shows_the_bytes_the_fused_compact_kernel_moves_against_its_p
     for p in (fused, unfused):
         p.setup()
     per_sample = fused.bytes_per_sample()
-    assert per_sample["device_moved"] == 32768 * (1866 + 1880)  # 1,866 B read and 1,880 B written a row
+    assert per_sample["device_moved"] == 32768 * (1868 + 1880)  # 1,868 B read and 1,880 B written a row
     assert kernel_bytes(GPU_SAMPLE, unfused.bytes_per_sample()) is None  # no kernel of its own to count
     entry = timing_entry([0.04, 0.05], GPU_SAMPLE, bytes_moved(GPU_SAMPLE, per_sample), warmup=0, repeat=2,
                          ceilings={}, clock="cuda_events", kernel=kernel_bytes(GPU_SAMPLE, per_sample))
-    assert entry["bytes_moved"] == 2 * 32768 * 1872 and entry["kernel_x_payload"] == pytest.approx(3746 / 3744)
+    assert entry["bytes_moved"] == 2 * 32768 * 1872 and entry["kernel_x_payload"] == pytest.approx(3748 / 3744)
     doc = {"command": "rlperf replay", "device_info": "test", "args": {"task": "t", "sim": "s", "warmup": 0,
            "repeat": 2, "torch_threads": 1}, "workload": {"sample_rows_per_rank": 32768, "sample_bytes_per_rank": 1,
            "row_floats": 930, "row_bytes": 3720, "collector_rows_per_iteration": 2048, "sample_new_ratio_per_rank": 16},
            "skipped": [], "results": [{"placement": "gpu-compact-fused", "world_size": 1, "capacity_rows": 2**12,
                                        "timings": {GPU_SAMPLE: entry}}]}
-    assert "| gpu-compact-fused | 4,096 | 117.06 | 117.00 | 1.0005 |" in analysis_lines(doc)
+    assert "| gpu-compact-fused | 4,096 | 117.12 | 117.00 | 1.0011 |" in analysis_lines(doc)

@@ -32,12 +32,19 @@ INDEX_BYTES, SLOT_BYTES = 8, 4  # the kernel writes each drawn row index and rea
 @dataclass(frozen=True)
 class CompactPlan:
     """`vectors` (batch_row_bytes // 16, 4) int32: kind, source offset (row or successor), terminal
-    offset, 0. `bytes_` (batch_row_bytes, 4) int32: the same per byte (kind never MIXED)."""
+    offset, 0; a MIXED vector holds its ordinal m among the mixed ones instead of an offset.
+    `bytes_` (batch_row_bytes, 4) int32: the same per byte (kind never MIXED); `mixed_bytes`
+    (16 per mixed vector, 4): the byte plans of the mixed vectors, in order (the kernel's copy)."""
 
     vectors: np.ndarray
     bytes_: np.ndarray
+    mixed_bytes: np.ndarray
     stored_row_bytes: int
     terminal_row_bytes: int
+
+    @property
+    def mixed(self) -> int:
+        return int((self.vectors[:, 0] == MIXED).sum())
 
 
 def byte_plan(layout: StorageLayout) -> np.ndarray:
@@ -74,12 +81,16 @@ def compact_plan(layout: StorageLayout) -> CompactPlan:
     vecs = per_byte.reshape(-1, VEC, 4)
     out = np.zeros((vecs.shape[0], 4), dtype=np.int32)
     steps = np.arange(VEC)
+    mixed = []
     for v, b in enumerate(vecs):
         kind = b[0, 0]
         uniform = (b[:, 0] == kind).all() and (kind == ZERO or (
             (b[:, 1] == b[0, 1] + steps).all() and (kind != NEXT or (b[:, 2] == b[0, 2] + steps).all())))
-        out[v] = (kind, b[0, 1], b[0, 2], 0) if uniform else (MIXED, 0, 0, 0)
-    return CompactPlan(out, per_byte, layout.stored_row_bytes, layout.terminal_row_bytes)
+        out[v] = (kind, b[0, 1], b[0, 2], 0) if uniform else (MIXED, len(mixed), 0, 0)
+        if not uniform:
+            mixed.append(b)
+    mixed_bytes = np.concatenate(mixed) if mixed else np.zeros((0, 4), dtype=np.int32)
+    return CompactPlan(out, per_byte, mixed_bytes, layout.stored_row_bytes, layout.terminal_row_bytes)
 
 
 def gather_bytes(table: np.ndarray, terminal: np.ndarray, slot_of_row: np.ndarray, rows: np.ndarray,
@@ -97,12 +108,11 @@ def gather_bytes(table: np.ndarray, terminal: np.ndarray, slot_of_row: np.ndarra
     return out
 
 
-def _loaded(offset: int, width: int) -> range:
-    """Source bytes one load of `width` bytes at `offset` covers: a whole 16-byte vector when aligned,
-    else the 4-byte words holding them (load16's funnel-shift path)."""
-    if width == VEC and offset % VEC == 0:
-        return range(offset, offset + VEC)
-    return range(offset // 4 * 4, ((offset + width - 1) // 4 + 1) * 4)
+def _loaded(offset: int) -> range:
+    """Source bytes the kernel's load of 16 bytes at `offset` covers: one aligned 16-byte vector, or the
+    two aligned vectors around a misaligned run (load16)."""
+    lo = offset // VEC * VEC
+    return range(lo, lo + (VEC if offset % VEC == 0 else 2 * VEC))
 
 
 def bytes_requested(plan: CompactPlan) -> dict[str, int]:
@@ -113,7 +123,7 @@ def bytes_requested(plan: CompactPlan) -> dict[str, int]:
     touched = {ROW: np.zeros(plan.stored_row_bytes, bool), NEXT: np.zeros(plan.stored_row_bytes, bool)}
     for v, (kind, off, _toff, _) in enumerate(plan.vectors):
         if kind in (ROW, NEXT):
-            touched[kind][_loaded(int(off), VEC)] = True
+            touched[kind][_loaded(int(off))] = True
         elif kind == MIXED:
             for kind_b, off_b, _t, _ in plan.bytes_[v * VEC: (v + 1) * VEC]:
                 if kind_b in (ROW, NEXT):

@@ -54,10 +54,16 @@ class GpuReplay(Placement):
 
     def _setup_compact_kernel(self) -> None:
         from rlperf.replay.compact_plan import compact_plan
+        from rlperf.replay.placements.cupy_kernels import COMPACT_MAX_MIXED, COMPACT_MAX_VECS
 
         self.plan = compact_plan(self.layout)
+        vecs = self.plan.vectors.shape[0]
+        if vecs > COMPACT_MAX_VECS or self.plan.mixed > COMPACT_MAX_MIXED:
+            raise NotImplementedError(f"the fused compact kernel holds at most {COMPACT_MAX_VECS} vectors and "
+                                      f"{COMPACT_MAX_MIXED} mixed ones a row; layout {self.layout.name!r} has "
+                                      f"{vecs} and {self.plan.mixed}")
         self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
-        self.bplan = torch.from_numpy(self.plan.bytes_).to(self.device)
+        self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
         self.kernel = "sample_compact"
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
@@ -78,7 +84,7 @@ class GpuReplay(Placement):
             launch(self.kernel, self.stream, self.sample_rows,
                    *(np.uint64(t.data_ptr()) for t in (self.table, self.idx, self.out, st.slot_of_row, st.terminal,
                                                       self.vplan, self.bplan)),
-                   np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16),
+                   np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(self.plan.mixed),
                    np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
                    np.uint64(self.step_rows), np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows),
                    np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
