@@ -52,21 +52,25 @@ def _time(fn, warmup: int = 5, repeat: int = 20) -> float:
 
 
 def summarize(path: str) -> None:
-    """Per variant: the median over rounds of its round medians, min..max, and its ratio to the reference."""
+    """Per variant: the median over rounds of its round medians, min..max, its ratio to the reference's, and
+    the median of its per-round ratio to the reference (paired: a round's drift of the host cancels)."""
     lines = [json.loads(line) for line in open(path)]
     keys = ("table", "threads", "staging", "caller")
-    by = {}
+    by, rounds = {}, {}
     for line in lines:
         by.setdefault(tuple(line[k] for k in keys), []).append(line["cpu_sample_ms"])
-    ref = statistics.median(next(iter(by.values())))
+        rounds.setdefault(line["round"], {})[tuple(line[k] for k in keys)] = line["cpu_sample_ms"]
+    ref_key = next(iter(by))
+    ref = statistics.median(by[ref_key])
     first = lines[0]
     print(f"CPU sample of {first['rows']:,} rows x {WIDTH} fp32, {SAMPLE_ROWS:,} rows drawn; THP mode "
           f"{first['thp_mode']}; {len(by[next(iter(by))])} interleaved rounds, each a median of 20 gathers.\n")
-    print("| table | threads | staging | caller | median ms | min..max ms | / reference |")
-    print("|---|---:|---|---|---:|---:|---:|")
+    print("| table | threads | staging | caller | median ms | min..max ms | / reference | paired per round |")
+    print("|---|---:|---|---|---:|---:|---:|---:|")
     for key, ms in by.items():
+        pairs = [r[key] / r[ref_key] for r in rounds.values() if key in r and ref_key in r]
         print(f"| {' | '.join(map(str, key))} | {statistics.median(ms):.3f} | {min(ms):.3f}..{max(ms):.3f} | "
-              f"{statistics.median(ms) / ref:.3f} |")
+              f"{statistics.median(ms) / ref:.3f} | {statistics.median(pairs):.3f} |")
     flags = {line["table"]: line["table_flags"] for line in lines}
     print("\nTable mappings: " + "; ".join(f"{k}: {v}" for k, v in flags.items()))
 
