@@ -95,7 +95,7 @@ def test_a_combination_from_configuration_is_measured_with_its_layout_bytes(tmp_
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--combination", "storage=device-compact,sampler=fused"], "elides next_obs"),
+    (["--combination", "storage=host-pinned-compact,transfer=uva"], "elides next_obs"),
     (["--combination", "storage=tape-fp32"], "unknown storage 'tape-fp32'"),
     (["--out-json", "/proc/rlperf/results.json"], "cannot write there"),
 ])

@@ -37,7 +37,8 @@ def test_the_registry_lists_valid_combinations_only_and_every_named_one():
 @pytest.mark.parametrize("storage, sampler, transfer, why", [
     ("host-fp32", "torch", "uva", "reads host-pinned"),
     ("host-pinned-fp32", "torch", "uva", "not padded to 16 bytes"),
-    ("device-compact", "fused", "none", "elides next_obs"),
+    ("host-pinned-compact", "torch", "uva", "elides next_obs"),
+    ("host-pinned-compact", "torch", "cache", "elides next_obs"),
     ("host-fp32", "fused", "h2d", "samples with torch"),
     ("device-fp32", "torch", "h2d", "reads host storage"),
 ])

@@ -52,15 +52,26 @@ def floor_ms(resources: dict[str, int], ceilings: dict) -> float | None:
     return max(times) if times else None
 
 
+def kernel_bytes(metric: str, per_sample: dict) -> int | None:
+    """Bytes a fused kernel itself reads and writes per sample (`device_moved`, counted from its plan),
+    where a placement reports them: set against `bytes_moved`, its payload read once and written once."""
+    return per_sample.get("device_moved") if metric == GPU_SAMPLE else None
+
+
 def timing_entry(samples: list[float], metric: str, moved: float, *, warmup: int, repeat: int,
-                 ceilings: dict, clock: str, resources: dict[str, int] | None = None) -> dict:
+                 ceilings: dict, clock: str, resources: dict[str, int] | None = None,
+                 kernel: int | None = None) -> dict:
     """Summary, bytes, effective rate and distance from the measured floor of one metric's samples.
 
     `resources` (from resource_bytes) gives the floor every resource the work crosses; without it the
-    floor counts `moved` over the metric's one ceiling."""
+    floor counts `moved` over the metric's one ceiling. `kernel` (from kernel_bytes) adds what the
+    kernel really moves and its ratio to `moved`."""
     stats = summarize(samples)
     entry = {"samples_ms": samples, **stats, "warmup": warmup, "repeat": repeat, "clock": clock,
              "bytes_moved": moved, "effective_Bps": moved / (stats["median_ms"] / 1e3)}
+    if kernel:
+        entry["kernel_bytes"] = kernel
+        entry["kernel_x_payload"] = kernel / moved
     floor = floor_ms(resources if resources is not None else {CEILING_OF[metric]: moved}, ceilings)
     if floor:
         entry["floor_ms"] = floor
@@ -68,4 +79,5 @@ def timing_entry(samples: list[float], metric: str, moved: float, *, warmup: int
     return entry
 
 
-__all__ = ["CEILING_OF", "CaseOutcome", "bytes_moved", "floor_ms", "resource_bytes", "skip_record", "timing_entry"]
+__all__ = ["CEILING_OF", "CaseOutcome", "bytes_moved", "floor_ms", "kernel_bytes", "resource_bytes", "skip_record",
+           "timing_entry"]

@@ -10,7 +10,8 @@ from rlperf.replay.build import build_placement
 from rlperf.replay.cases import ReplayCase, Resources, feasibility
 from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE
 from rlperf.replay.peak_memory import PeakMemory
-from rlperf.replay.records import CEILING_OF, CaseOutcome, bytes_moved, resource_bytes, skip_record, timing_entry
+from rlperf.replay.records import (CEILING_OF, CaseOutcome, bytes_moved, kernel_bytes, resource_bytes, skip_record,
+                                  timing_entry)
 from rlperf.replay.tables import release_tables
 
 __all__ = ["CEILING_OF", "CaseOutcome", "build_placement", "bytes_moved", "learner_device", "run_case",
@@ -49,7 +50,8 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
             per_sample = placement.bytes_per_sample()
             timings[metric] = timing_entry(samples, metric, bytes_moved(metric, per_sample),
                                            warmup=warmup, repeat=repeat, ceilings=ceilings or {},
-                                           clock=CLOCKS[metric], resources=resource_bytes(metric, per_sample))
+                                           clock=CLOCKS[metric], resources=resource_bytes(metric, per_sample),
+                                           kernel=kernel_bytes(metric, per_sample))
         memory = peak.read()
         storage_bytes = placement.storage_bytes
     except torch.cuda.OutOfMemoryError as exc:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import torch
 
+from rlperf.replay.huge_pages import advise_huge_pages
 from rlperf.replay.layouts import Field, StorageLayout
 from rlperf.row_layout import FIELD_ORDER, SCALAR_FIELDS, RowLayout
 
@@ -62,6 +63,9 @@ class Storage:
         pin = kind == "host-pinned" and torch.cuda.is_available()
         self.table = torch.empty((capacity_rows, layout.stored_width), dtype=torch.float32, device=self.device,
                                  pin_memory=pin)
+        # a pageable host table asks for 2 MiB pages before its first write: a random row gather then
+        # misses the TLB far less (replay.huge_pages); the reference's plain table does not
+        self.huge_pages = kind == "host" and advise_huge_pages(self.table.data_ptr(), self.table.nbytes)
         self.stored = {f.name: f for f in layout.stored_fields()}
         self.batch_fields = layout.batch_fields()
         if layout.elide_next:

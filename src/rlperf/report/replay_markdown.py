@@ -79,6 +79,14 @@ def analysis_lines(doc: dict) -> list[str]:
     lines += markdown_table(["placement", "layout", "capacity rows", "metric", "median ms", "min ms", "effective GB/s",
                              "floor ms", "x floor", "MiB per iteration", "peak host RSS GiB", "peak device GiB"],
                             placements, align="llrlrrrrrrrr")
+    kernels = [(res, t) for res in doc["results"] for t in res["timings"].values() if t.get("kernel_bytes")]
+    if kernels:
+        lines += ["", "Bytes a fused kernel itself reads and writes per learner iteration (counted from the plan it "
+                  "follows), against its floor: the batch payload read once and written once.", ""]
+        lines += markdown_table(["placement", "capacity rows", "kernel MiB per iteration", "floor MiB", "x floor bytes"],
+                                [[res["placement"], f"{res['capacity_rows']:,}", _mib(t["kernel_bytes"]),
+                                  _mib(t["bytes_moved"]), f"{t['kernel_x_payload']:.4f}"] for res, t in kernels],
+                                align="lrrrr")
     if doc.get("layouts"):
         lines += ["", *layout_lines(doc["layouts"], f"{args['task']}/{args['sim']}")]
     if doc.get("ceilings"):

@@ -1,7 +1,9 @@
 """CuPy-compiled (NVRTC) CUDA kernels shared by the placements that need more than torch offers.
 
 Rows are copied as raw 16- or 8-byte vectors, so one kernel serves every non-elided layout (fp32,
-bf16, one-byte flags): only the row size in vectors changes. The fused sampler's draw is the
+bf16, one-byte flags): only the row size in vectors changes. Elided (compact) layouts have their own
+kernel, `sample_compact`, which assembles each batch row from the sampled row, its successor or
+terminal row, following a per-vector plan (`replay.compact_plan`). The fused sampler's draw is the
 arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
 
 Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
@@ -83,8 +85,110 @@ extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u
     sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, first, count,
                             capacity, seed, tick);
 }
+
+// ---- elided (compact) rows: next_obs / next_critic from the successor row or the terminal table ----
+// Plan per 16-byte output vector (replay.compact_plan), held in shared memory: int4 {kind, source offset,
+// terminal offset, 0}; kind 0 the sampled row, 1 next (successor, or the terminal row when the row ended),
+// 2 zero, 3 mixed: assembled byte by byte from the byte plan of mixed vector number `y`.
+#define COMPACT_MAX_VECS 256
+#define COMPACT_MAX_MIXED 8
+
+__device__ __forceinline__ uint4 words4(unsigned int a, unsigned int b, unsigned int c, unsigned int d) {
+    uint4 r;
+    r.x = a; r.y = b; r.z = c; r.w = d;
+    return r;
+}
+
+// 16 source bytes at `off` of a 16-byte aligned row: one int4 load when aligned, else the two aligned int4
+// around them, joined by word selects and a funnel shift (fields may be only 2-byte aligned).
+__device__ __forceinline__ uint4 load16(const unsigned char* base, int off) {
+    const int a = off & ~15;
+    const uint4 A = *(const uint4*)(base + a);
+    const int r = off & 15;
+    if (r == 0) return A;
+    const uint4 B = *(const uint4*)(base + a + 16);
+    unsigned int w0 = A.x, w1 = A.y, w2 = A.z, w3 = A.w, w4 = B.x, w5 = B.y, w6 = B.z, w7 = B.w;
+    if (r & 8) { w0 = w2; w1 = w3; w2 = w4; w3 = w5; w4 = w6; w5 = w7; }
+    if (r & 4) { w0 = w1; w1 = w2; w2 = w3; w3 = w4; w4 = w5; }
+    const unsigned int s = (r & 3) * 8;
+    return words4(__funnelshift_r(w0, w1, s), __funnelshift_r(w1, w2, s), __funnelshift_r(w2, w3, s),
+                  __funnelshift_r(w3, w4, s));
+}
+
+// A vector across a segment boundary (two a motion-tracking row): byte by byte.
+__device__ __forceinline__ uint4 mixed_vector(const int4* plan, const unsigned char* row, const unsigned char* next,
+                                              bool ended) {
+    unsigned int w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+        const int4 b = plan[k];
+        unsigned int byte = 0u;
+        if (b.x == 0) byte = row[b.y];
+        else if (b.x == 1) byte = next[ended ? b.z : b.y];
+        w[k >> 2] |= byte << (8 * (k & 3));
+    }
+    return words4(w[0], w[1], w[2], w[3]);
+}
+
+// Fused sampler for elided layouts, one warp a row: the counter-based row, then every vector of the row and
+// of its successor (index + step) loaded before any store; the row's terminal slot is loaded alongside and
+// read only afterwards, so its latency overlaps the row's; a row that ended an episode (rare) reloads its
+// next fields from its terminal row.
+extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const u64 out, const u64 slot_of_row,
+                                          const u64 terminal, const u64 vplan, const u64 bplan, int rows, int vecs,
+                                          int mixed, int row_bytes, int term_bytes, u64 step, u64 first, u64 count,
+                                          u64 capacity, u64 seed, u64 tick) {
+    constexpr int U = 4;
+    __shared__ int4 s_plan[COMPACT_MAX_VECS];
+    __shared__ int4 s_bytes[COMPACT_MAX_MIXED * 16];
+    for (int i = threadIdx.x; i < vecs; i += blockDim.x) s_plan[i] = ((const int4*)vplan)[i];
+    for (int i = threadIdx.x; i < mixed * 16; i += blockDim.x) s_bytes[i] = ((const int4*)bplan)[i];
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    const unsigned char* tab = (const unsigned char*)table;
+    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
+        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
+        const long long row = (long long)((first + draw) % capacity);
+        if (lane == 0) ((long long*)idx)[r] = row;
+        const int slot = ((const int*)slot_of_row)[row];
+        const unsigned char* src = tab + row * (long long)row_bytes;
+        const unsigned char* succ = tab + (long long)(((u64)row + step) % capacity) * row_bytes;
+        uint4* dst = (uint4*)out + (long long)r * vecs;
+        for (int base = lane; base < vecs; base += 32 * U) {
+            uint4 tmp[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int v = base + u * 32;
+                if (v >= vecs) continue;
+                const int4 p = s_plan[v];
+                if (p.x == 0) tmp[u] = load16(src, p.y);
+                else if (p.x == 1) tmp[u] = load16(succ, p.y);
+                else if (p.x == 3) tmp[u] = mixed_vector(s_bytes + 16 * p.y, src, succ, false);
+                else tmp[u] = words4(0u, 0u, 0u, 0u);
+            }
+            if (slot >= 0) {
+                const unsigned char* term = (const unsigned char*)terminal + slot * (long long)term_bytes;
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    const int v = base + u * 32;
+                    if (v >= vecs) continue;
+                    const int4 p = s_plan[v];
+                    if (p.x == 1) tmp[u] = load16(term, p.z);
+                    else if (p.x == 3) tmp[u] = mixed_vector(s_bytes + 16 * p.y, src, term, true);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int v = base + u * 32;
+                if (v < vecs) dst[v] = tmp[u];
+            }
+        }
+    }
+}
 """
 THREADS = 256  # 8 warps a block, one warp per row
+COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # sample_compact's shared-memory plan (as #defined in _SOURCE)
 
 
 @functools.lru_cache(maxsize=None)

@@ -4,7 +4,9 @@ With the `torch` sampler: device randint + the storage's gather (`index_select(o
 two gathers and a terminal-table patch for next-obs-elided rows). With the `fused` sampler: one
 kernel draws counter-based indices (splitmix64 of seed, tick, row) and copies each row with the
 widest vector its alignment allows (16-byte int4 for padded rows, 8-byte float2 for 930-float rows):
-no generator state, no index round trip through HBM. Padded layouts store rows at a 16-byte multiple,
+no generator state, no index round trip through HBM. Elided (compact) layouts have a fused kernel of
+their own that reads the row, its successor's obs or its terminal row in the same pass
+(`cupy_kernels.sample_compact`, `replay.compact_plan`). Padded layouts store rows at a 16-byte multiple,
 which is what lets PyTorch's vectorised gather path run (docs/limits.md 2.1).
 
 Without CUDA the same code runs on the CPU (tests); timing it needs a GPU.
@@ -39,11 +41,30 @@ class GpuReplay(Placement):
             torch.cuda.synchronize(self.device)
 
     def _setup_kernel(self) -> None:
+        if self.layout.elide_next:
+            self._setup_compact_kernel()
+            return
         row_bytes = self.layout.stored_row_bytes
         self.vec_bytes = 16 if row_bytes % 16 == 0 else 8
         if row_bytes % self.vec_bytes:
             raise NotImplementedError(f"fused sampler needs 8-byte aligned rows, got {row_bytes} B")
         self.kernel = "sample_int4" if self.vec_bytes == 16 else "sample_float2"
+        if self.prefill:
+            self.gpu_sample()  # compile outside any timing
+
+    def _setup_compact_kernel(self) -> None:
+        from rlperf.replay.compact_plan import compact_plan
+        from rlperf.replay.placements.cupy_kernels import COMPACT_MAX_MIXED, COMPACT_MAX_VECS
+
+        self.plan = compact_plan(self.layout)
+        vecs = self.plan.vectors.shape[0]
+        if vecs > COMPACT_MAX_VECS or self.plan.mixed > COMPACT_MAX_MIXED:
+            raise NotImplementedError(f"the fused compact kernel holds at most {COMPACT_MAX_VECS} vectors and "
+                                      f"{COMPACT_MAX_MIXED} mixed ones a row; layout {self.layout.name!r} has "
+                                      f"{vecs} and {self.plan.mixed}")
+        self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
+        self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
+        self.kernel = "sample_compact"
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -58,6 +79,16 @@ class GpuReplay(Placement):
         from rlperf.replay.placements.cupy_kernels import launch
 
         first, count = self.storage.sampleable()
+        if self.layout.elide_next:
+            st = self.storage
+            launch(self.kernel, self.stream, self.sample_rows,
+                   *(np.uint64(t.data_ptr()) for t in (self.table, self.idx, self.out, st.slot_of_row, st.terminal,
+                                                      self.vplan, self.bplan)),
+                   np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(self.plan.mixed),
+                   np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
+                   np.uint64(self.step_rows), np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows),
+                   np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
+            return
         launch(self.kernel, self.stream, self.sample_rows,
                np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes),
@@ -75,4 +106,10 @@ class GpuReplay(Placement):
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.batch_row_bytes
-        return {"h2d": 0, "host_read": 0, "device_read": batch}
+        out = {"h2d": 0, "host_read": 0, "device_read": batch}
+        if self.sampler.in_kernel and self.layout.elide_next:  # what the compact kernel loads and stores
+            from rlperf.replay.compact_plan import bytes_requested, compact_plan
+
+            per_row = bytes_requested(compact_plan(self.layout))
+            out["device_moved"] = self.sample_rows * (per_row["read"] + per_row["written"])
+        return out

@@ -21,7 +21,8 @@ returns batch rows, `bytes_per_sample` says what moved) plus a named `PlacementS
 is one `layouts.LAYOUTS` entry, which every valid transfer then serves without new code. A peer library
 with its own storage (TorchRL) is a Transfer whose class wraps that library, with `kinds` saying which
 storage kinds it stands for, `layouts` the row formats it stores, `requires` its optional modules (a
-missing one is a skip with the reason, never a crash) and `peer` the library's name.
+missing one is a skip with the reason, never a crash) and `peer` the library's name. The reference
+benchmark's own host method is a peer too (`reference-host`, peer "reference"): the bar `host` must beat.
 """
 
 from __future__ import annotations
@@ -97,11 +98,12 @@ class Transfer:
     elision: bool = True  # can serve next-obs-elided layouts
     requires: tuple[str, ...] = ()  # optional modules; missing ones make the point a skip with the reason
     layouts: tuple[str, ...] | None = None  # the row formats it stores (None: every layout)
-    peer: str | None = None  # the library a peer transfer wraps (its own storage, written through its API)
+    peer: str | None = None  # the library (or reference method) a peer transfer wraps: its own storage and API
 
 
 _P = "rlperf.replay.placements."
 _T = "rlperf.replay.peers.torchrl_peer:"
+_R = "rlperf.replay.peers.reference_host:"
 TORCHRL_REQUIRES = ("torchrl", "tensordict")
 
 
@@ -133,6 +135,10 @@ TRANSFERS: dict[str, Transfer] = {t.name: t for t in (
     _torchrl("torchrl-td-pinned", "host", "TorchRLHostFields", "TensorDict fields"),
     _torchrl("torchrl", "device", "TorchRLDevicePacked", "packed rows"),
     _torchrl("torchrl-td", "device", "TorchRLDeviceFields", "TensorDict fields"),
+    Transfer("reference-h2d", "the reference benchmark's host path: randint(capacity) into a preallocated index "
+             "tensor, index_select(out=) into pinned staging on torch's threads, copy_(non_blocking) on a side stream",
+             _R + "ReferenceHost", (CPU_SAMPLE, H2D, END_TO_END), _host_gather, ("host",), layouts=("fp32",),
+             peer="reference"),
 )}
 
 
@@ -160,8 +166,8 @@ def invalid_reason(storage: str, sampler: str, transfer: str) -> str | None:
     if sampler not in t.samplers:
         return f"transfer {transfer!r} samples with {', '.join(t.samplers)}, not {sampler!r}"
     _vec, _act, _flags, elide, align = LAYOUTS[layout]
-    if elide and (not t.elision or sampler == "fused"):
-        return f"layout {layout!r} elides next_obs: {transfer!r} with sampler {sampler!r} copies whole rows"
+    if elide and not t.elision:
+        return f"layout {layout!r} elides next_obs: {transfer!r} copies whole rows"
     if t.aligned_16 and (align == 0 or align % 16):
         return f"transfer {transfer!r} reads 16-byte vectors; layout {layout!r} is not padded to 16 bytes"
     return None
@@ -265,6 +271,8 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "counter-based indices + 16-byte vector row copy"),
     _named("gpu-compact", "device-compact", "torch", "none", "GPU-resident ring, next_obs by index + terminal "
            "table, bf16 (about 1 KB a motion-tracking row)"),
+    _named("gpu-compact-fused", "device-compact", "fused", "none", "GPU-resident compact ring, one kernel: "
+           "counter-based indices, the row, its successor's obs or its terminal row, 16-byte vector loads"),
     _named("host-compact", "host-compact", "torch", "h2d", "host ring, next_obs by index + terminal table, "
            "bf16; CPU gather of both steps -> pinned staging -> H2D"),
     _named("torchrl-host", "host-fp32", "torch", "torchrl-pinned", "TorchRL ReplayBuffer, LazyTensorStorage on "
@@ -275,6 +283,8 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "LazyTensorStorage(device=cuda), RandomSampler, packed rows"),
     _named("torchrl-device-td", "device-fp32", "torch", "torchrl-td", "TorchRL ReplayBuffer, "
            "LazyTensorStorage(device=cuda), RandomSampler, TensorDict fields"),
+    _named("reference-host", "host-fp32", "torch", "reference-h2d", "the reference benchmark's host path as a "
+           "peer: plain pageable table, randint + index_select(out=) into pinned staging, non-blocking H2D"),
 )}
 SPECS = PLACEMENTS  # the historical name
 

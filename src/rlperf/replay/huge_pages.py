@@ -1,0 +1,73 @@
+"""Transparent huge pages for pageable host tables: fewer TLB misses in a random row gather.
+
+A CPU gather of 32,768 random 3,720 B rows from a 3.6 GiB table touches one or two 4 KiB pages per
+row, and almost every one misses the TLB (the table spans ~950 K small pages; the second-level TLB
+holds a few thousand). Under THP's usual `madvise` mode a torch allocation gets small pages unless it
+asks; `advise_huge_pages` asks (`madvise(MADV_HUGEPAGE)`) before the first write, so the faults that
+write the table map 2 MiB pages and one TLB entry covers ~560 rows. Pinned memory (cudaHostAlloc) is
+the driver's and is left alone. Linux only; elsewhere, or with THP `never`, nothing changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import sys
+from pathlib import Path
+
+MADV_HUGEPAGE = 14  # <asm-generic/mman-common.h>
+PAGE = 4096
+HUGE_PAGE = 2 * 2**20
+THP_MODE = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+
+
+def thp_mode() -> str:
+    """The kernel's THP mode (`always`, `madvise` or `never`), or `unavailable`."""
+    try:
+        text = THP_MODE.read_text()
+    except OSError:
+        return "unavailable"
+    return next((w.strip("[]") for w in text.split() if w.startswith("[")), "unavailable")
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def advise_huge_pages(address: int, nbytes: int) -> bool:
+    """Ask for huge pages on the whole pages of [address, address + nbytes); True if the kernel took the
+    advice. Call it before the memory is first written: pages already faulted stay small until khugepaged."""
+    if not sys.platform.startswith("linux") or nbytes < HUGE_PAGE or thp_mode() not in ("always", "madvise"):
+        return False
+    start = -(-address // PAGE) * PAGE
+    stop = (address + nbytes) // PAGE * PAGE
+    libc = _libc()
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), MADV_HUGEPAGE) == 0
+
+
+def mapping_flags(address: int) -> dict[str, int]:
+    """`THPeligible` and `AnonHugePages` (bytes) of the mapping that holds `address`, from /proc/self/smaps
+    (empty where there is none): evidence that a table got huge pages."""
+    out, inside = {}, False
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        head = line.split()[0] if line else ""
+        if "-" in head and ":" not in head:  # a mapping's first line: "lo-hi perms offset dev inode path"
+            if inside:
+                break
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and head == "THPeligible:":
+            out["THPeligible"] = int(line.split()[1])
+        elif inside and head == "AnonHugePages:":
+            out["AnonHugePages"] = int(line.split()[1]) * 1024
+    return out
+
+
+__all__ = ["HUGE_PAGE", "advise_huge_pages", "mapping_flags", "thp_mode"]
