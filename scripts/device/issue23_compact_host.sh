@@ -10,7 +10,7 @@ R=$WORK/runs
 mkdir -p "$R"
 cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag > "$R/thp.txt" 2>&1
 lscpu > "$R/lscpu.txt" 2>&1
-python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/test_compact_kernel.py tests/test_replay_transfer.py \
+python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/replay/test_compact_kernel.py tests/replay/test_transfer.py \
   -k "compact" 2>&1 | tail -15 > "$OUT/gpu-tests.log"
 tail -1 "$OUT/gpu-tests.log"
 for k in 1 2 3 4 5; do

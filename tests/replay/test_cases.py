@@ -117,7 +117,7 @@ def test_asv_skips_infeasible_points_without_importing_torch():
     import sys
     from pathlib import Path
 
-    code = ("import sys; sys.path.insert(0, 'benchmarks'); import bench_replay\n"
+    code = ("import sys; sys.path.insert(0, '.'); from benchmarks import bench_replay\n"
             "try:\n    bench_replay.ReplayGpuSample().setup(30, 'gpu', 64)\n"
             "except NotImplementedError as e:\n    print('skip', e)\n"
             "print('torch' in sys.modules)")

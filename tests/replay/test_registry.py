@@ -96,11 +96,7 @@ def test_infrastructure_error_lives_in_errors_and_gate_re_exports_it():
 
 
 def test_asv_tracks_peak_host_bytes_of_a_placement_above_its_storage():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import bench_replay
+    from benchmarks import bench_replay
 
     bench = bench_replay.ReplayPeakMemory()
     bench.setup(14, "host-compact")  # any exponent works when called directly
