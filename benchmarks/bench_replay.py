@@ -16,11 +16,38 @@ from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_SIM, DEF
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
 
 WARMUP, REPEAT = 5, 20
+SEED = 12345
 
 
 def _skip_unless(verdict):
     if not verdict.ok:
         raise NotImplementedError(verdict.reason)
+
+
+def _multi_rank(name, spec) -> bool:
+    """Whether a placement runs as rank processes: the spec's flag since d428174 (one registry), before it
+    membership of rlperf.replay.multirank.RANK_SPECS (the history runs this suite over older `src`)."""
+    if hasattr(spec, "multi_rank"):
+        return spec.multi_rank
+    from rlperf.replay.multirank import RANK_SPECS
+
+    return name in RANK_SPECS
+
+
+def _build(case, threads):
+    """The case's placement, not set up: rlperf.replay.build since d428174, rlperf.replay.run's before it."""
+    import importlib.util
+
+    from rlperf.replay.run import learner_device
+
+    if importlib.util.find_spec("rlperf.replay.build") is None:
+        from rlperf.replay.run import build_placement as build_case
+
+        return build_case(case, threads=threads, seed=SEED)
+    from rlperf.replay.build import build_placement
+
+    return build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=threads,
+                           seed=SEED)
 
 
 def _placements_reporting(metric):
@@ -49,16 +76,14 @@ class _ReplayMetric:
         if self.metric != CPU_SAMPLE and not cheap.cuda_devices:
             raise NotImplementedError("no CUDA device: device timing not measured")
         _skip_unless(feasibility(case, Resources.probe()))  # torch: the truth for points that will run
-        from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
         if self.metric != CPU_SAMPLE and learner_device() is None:
             raise NotImplementedError("no CUDA device: device timing not measured")
-        if case.spec.multi_rank:
+        if _multi_rank(placement, case.spec):
             self._measure = self._multirank(case)
         else:
-            placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
-                                            threads=default_torch_threads(gpus), seed=12345)
+            placement_obj = _build(case, default_torch_threads(gpus))
             placement_obj.setup()
             placement_obj.verify()
             self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)
@@ -68,7 +93,7 @@ class _ReplayMetric:
         """Ranks are processes: run the whole case once in setup, hand out this metric's samples."""
         from rlperf.replay.multirank import run_multirank_case
 
-        outcome = run_multirank_case(case, Resources.probe(), warmup=WARMUP, repeat=REPEAT, seed=12345)
+        outcome = run_multirank_case(case, Resources.probe(), warmup=WARMUP, repeat=REPEAT, seed=SEED)
         timing = (outcome.result or {}).get("timings", {}).get(self.metric)
         if timing is None:
             reasons = "; ".join(s["reason"] for s in outcome.skipped) or f"{case.placement} did not report it"
@@ -86,7 +111,7 @@ class ReplayPeakMemory:
     version = "1"  # asv version: bump only when what this class measures changes (docs/gate.md, rule 4)
     param_names = ["capacity_exp", "placement"]
     # the reference capacity and the compact layout's 2^26 goal: filling more tables only to read RSS costs minutes
-    params = [[20, 26], append_only(name for name, spec in ALL_SPECS.items() if not spec.multi_rank)]
+    params = [[20, 26], append_only(name for name, spec in ALL_SPECS.items() if not _multi_rank(name, spec))]
     unit = "bytes"
     timeout = 1800
     number = 1
@@ -103,13 +128,11 @@ class ReplayPeakMemory:
             if not verdict.ok:
                 raise NotImplementedError(verdict.reason)
         from rlperf.replay.peak_memory import PeakMemory
-        from rlperf.replay.build import build_placement
         from rlperf.replay.run import learner_device
 
         self._on_device = learner_device() is not None  # without one there is no device peak (not 0 bytes)
         peak = PeakMemory(learner_device())
-        placement_obj = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(),
-                                        threads=default_torch_threads(1), seed=12345)
+        placement_obj = _build(case, default_torch_threads(1))
         placement_obj.setup()
         placement_obj.verify()
         placement_obj.sample()
