@@ -10,6 +10,9 @@
 # lines, the output, machine.txt) is packed into $OUT/gpuhist-STEP.tgz, also when LIMIT cut the step.
 source "$(dirname "$0")/common.sh"
 export NUMBA_CACHE_DIR=/tmp/numba-cache OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# asv's benchmark.py drops PYTHONPATH (where common.sh puts rlperf and asv_runner) unless ASV_PYTHONPATH is set;
+# the commit's overlay goes in front of it (asvtools.run_commit), so the measured code is the commit's.
+export ASV_PYTHONPATH=/tmp/site
 : "${STEP:?}" "${MACHINE:?}" "${LIMIT:?}"
 DEST=/tmp/gpuhist-$STEP
 rm -rf "$DEST" && mkdir -p "$DEST"
@@ -22,7 +25,7 @@ backfill() {
   mkdir -p "$res/$MACHINE/fingerprints"
   cp results/asv/"$MACHINE"/fingerprints/*.fingerprint "$res/$MACHINE/fingerprints/" 2>/dev/null || true
   local args=(--selection gpu-history --machine "$MACHINE" --results-dir "$res" --log "$DEST/backfill.jsonl"
-              --commits "${COMMITS:?}" --order changes-first --paths src/rlperf/replay --max-minutes "${MAX_MIN:?}")
+              --commits "${COMMITS:?}" --branch HEAD --order changes-first --paths src/rlperf/replay --max-minutes "${MAX_MIN:?}")
   [ -n "${BENCH:-}" ] && args+=(--bench "$BENCH")
   echo "+ python3 -m rlperf backfill ${args[*]}"
   timeout -s INT "$LIMIT" python3 -m rlperf backfill "${args[@]}" 2>&1 | tee "$DEST/backfill.out"
