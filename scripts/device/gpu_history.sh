@@ -4,6 +4,7 @@
 #   rm -rf /tmp/repo; git clone -q -b BRANCH BUNDLE /tmp/repo && cp -r .wheels /tmp/repo/ && \
 #     STEP=backfill MACHINE=M COMMITS=a,b,... [BENCH=regex] MAX_MIN=7 LIMIT=530 bash /tmp/repo/scripts/device/gpu_history.sh
 #     STEP=gate MACHINE=M PAIRS="base:head:name ..." BENCH=regex LIMIT=... bash /tmp/repo/scripts/device/gpu_history.sh
+#     (the gate step has not run on the device yet: the session that wrote it ran out of device time)
 # backfill: results go to a scratch folder that first receives MACHINE's committed fingerprints, so the host
 # guard compares this host with the one the history was measured on; on a refusal (another host) it runs
 # again with --allow-host-change, the new host drawing its own series. Everything (results, the JSON
