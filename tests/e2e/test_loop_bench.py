@@ -1,5 +1,5 @@
-"""The asv e2e suite: GPU points skip with a reason on a CPU box, the tracks carry their directions,
-the cache maps every point (measured or skipped), and the CPU collector point runs or skips."""
+"""The asv e2e suite: GPU points skip with a reason on a CPU box, the tracks carry their directions, a
+point is measured alone (or skipped with its reason), and the CPU collector point runs or skips."""
 
 from __future__ import annotations
 
@@ -26,22 +26,25 @@ def test_directions_for_the_gate():
 
 
 def test_skip_all_is_a_reason_in_setup():
-    cache = {"skip_all": "e2e iteration needs a CUDA device for the learner; none visible (nvidia-smi)"}
+    cache = {"folder": "/nonexistent", "skip_all": "e2e iteration needs a CUDA device for the learner; none visible (nvidia-smi)"}
     with pytest.raises(NotImplementedError, match="needs a CUDA device"):
         bench.E2EIteration().setup(cache, "g1_walk_flat", "gpu-fused", "one_tick")
 
 
-def test_cache_maps_measured_and_skipped_points(monkeypatch, fake_collector):
-    monkeypatch.setattr(bench, "_skip_all_reason", lambda: None)  # measure on the CPU learner
-    monkeypatch.setattr(bench, "_placements", lambda: ["host", "gpu"])
-    cache = bench.measure_all(tasks=("g1_walk_flat",), iterations=2, warmup=0, overrides=TINY,
-                              threads=1)
-    b = bench.E2EIteration()
-    b.setup(cache, "g1_walk_flat", "host", "one_tick")
-    assert len(b.track_iteration_ms(cache, "g1_walk_flat", "host", "one_tick")["samples"]) == 2
-    assert all(v > 0 for v in b.track_env_steps_per_s(cache, "g1_walk_flat", "host", "none")["samples"])
-    with pytest.raises(NotImplementedError, match="needs a CUDA device"):
-        b.setup(cache, "g1_walk_flat", "gpu", "none")
+def test_a_point_is_measured_alone_or_skipped_with_its_reason(monkeypatch, fake_collector):
+    point = bench.measure_point("g1_walk_flat", "host", "one_tick", iterations=2, warmup=0, overrides=TINY, threads=1)
+    assert len(point["iteration_ms"]) == len(point["exposed_replay_wait_ms"]) == 2
+    assert all(v > 0 for v in point["env_steps_per_s"])
+    assert "needs a CUDA device" in bench.measure_point("g1_walk_flat", "gpu", "none", iterations=2, warmup=0,
+                                                         overrides=TINY, threads=1)["skip"]
+
+
+@pytest.mark.parametrize("task", bench.TASKS)
+def test_the_iteration_runs_at_2048_envs(task):
+    """Issue 22 §4 reads E2EIteration at 2,048 envs: the tasks' configured count, which measure_point uses."""
+    from rlperf.workload import compose
+
+    assert compose(task, bench.SIM, []).num_envs == 2048
 
 
 def test_collector_point_skips_without_the_collector(monkeypatch):

@@ -68,7 +68,25 @@ HISTORY_POINTS: dict[str, list[dict]] = {
                                                              "placement": ["host", "host-compact"]}],
     "bench_e2e.E2ECollectorStep": [{}],
 }
-SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS}
+
+# The GPU history: what `rlperf backfill --selection gpu-history` measures on every GPU-relevant commit of the
+# H200 host's history (issue 22 §4). The GPU gathers at the reference capacity for every single-process
+# placement (the multi-rank ones need more than one GPU), the host-to-learner replay for the three storage
+# kinds (host copy, zero-copy UVA, device cache), the learner alone in eager mode only (compile and
+# cuda-graphs pay torch.compile of both losses in every point's process: minutes on a cold cache, the
+# rest of a commit's points together take less), and the synchronous iteration at the task's 2,048 envs
+# with recorded physics for the three storage kinds at prefetch none (the whole replay fetch is exposed
+# there, so a change of the gathers shows on the line; one_tick hides it by design).
+GPU_SAMPLE_PLACEMENTS = ["gpu", "gpu-padded", "gpu-fused", "gpu-fused-padded", "gpu-bf16", "gpu-fused-bf16",
+                         "gpu-compact", "torchrl-device", "torchrl-device-td", "gpu-compact-fused"]
+GPU_HISTORY_POINTS: dict[str, list[dict]] = {
+    "bench_replay.ReplayGpuSample": [{"capacity_exp": [20], "placement": GPU_SAMPLE_PLACEMENTS, "gpus": [1]}],
+    "bench_replay.ReplayEndToEnd": [{"capacity_exp": [20], "placement": ["host", "uva", "gpu-cache"], "gpus": [1]}],
+    "bench_e2e.E2ELearner": [{"task": ["g1_motion_tracking"], "mode": ["eager"]}],
+    "bench_e2e.E2EIteration": [{"task": ["g1_motion_tracking"], "placement": ["host", "uva", "gpu"],
+                                "prefetch": ["none"]}],
+}
+SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS, "gpu-history": GPU_HISTORY_POINTS}
 
 # benchmarks whose every point needs a CUDA device (each also skips itself without one, for plain asv runs)
 NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
@@ -215,5 +233,5 @@ def cuda_visible() -> bool:
     return bool(visible_gpu_free_bytes())
 
 
-__all__ = ["DEFAULT_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",
+__all__ = ["DEFAULT_POINTS", "GPU_HISTORY_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",
            "cuda_visible", "describe_not_run", "discover", "make_plan", "points_of"]

@@ -45,8 +45,11 @@ def suite_modules(suite: str) -> list[str]:
 
 
 def import_error(suite: str, module: str, pythonpath: str, python: str = sys.executable) -> str | None:
-    """None when `module` of the suite imports with `pythonpath` first on the path, else the error's last line."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([pythonpath, os.path.dirname(suite)]))
+    """None when `module` of the suite imports with `pythonpath` first on the path, else the error's last line.
+    The caller's PYTHONPATH stays behind them: a host whose asv_runner comes that way (the GPU host's
+    carried wheels) still imports the suite's helpers."""
+    paths = [pythonpath, os.path.dirname(suite), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     proc = subprocess.run([python, "-c", f"import {os.path.basename(suite)}.{module}"], env=env,
                           capture_output=True, text=True, cwd=os.path.dirname(suite))
     if proc.returncode == 0:

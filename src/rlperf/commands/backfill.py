@@ -5,6 +5,7 @@
     rlperf backfill --machine NAME --commits A..B     # or SHA,SHA,...
     rlperf backfill --machine NAME --dry-run          # the commits, points and suite, nothing measured
     rlperf backfill --machine NAME --report           # the log as Markdown (time per commit, load, skips)
+    rlperf backfill --machine NAME --selection gpu-history --bench '^bench_replay'   # a part of the selection
     taskset -c 1 rlperf backfill ... --max-minutes 100   # what the committed CPU history ran (docs/history.md)
 
 Every commit is checked out in its own worktree, its package installed into an overlay, and the suite of
@@ -44,6 +45,8 @@ def add_parser(subparsers, name: str, help_text: str):
     p.add_argument("--suite", default="HEAD", help="the commit whose benchmarks/ runs over every commit")
     p.add_argument("--selection", default="history", choices=sorted(SELECTIONS),
                    help="the points (rlperf.asvtools.bench_plan)")
+    p.add_argument("--bench", default=None,
+                   help="asv regex narrowing the selection's points (e.g. when a device call cannot fit them all)")
     p.add_argument("--order", default="changes-first", choices=ORDERS,
                    help="changes-first: commits that changed --paths first (newest first), then the rest")
     p.add_argument("--max-minutes", type=float, default=None,
@@ -123,9 +126,10 @@ def run(args) -> int:
     started = time.monotonic()
     with history_suite.suite_snapshot(repo, args.suite) as (suite_sha, suite):
         plan = bench_plan.make_plan(bench_plan.discover(suite), points=bench_plan.SELECTIONS[args.selection],
-                                    cuda=bench_plan.cuda_visible())
+                                    bench=args.bench, cuda=bench_plan.cuda_visible())
         todo = [c for c in commits if not has_results(results_dir, args.machine, c)]
-        print(f"backfill: suite {suite_sha[:12]} ({args.selection}: {len(plan.run)} points, "
+        narrowed = f", --bench {args.bench}" if args.bench else ""
+        print(f"backfill: suite {suite_sha[:12]} ({args.selection}{narrowed}: {len(plan.run)} points, "
               f"{len(plan.not_run)} left out: {'; '.join(bench_plan.describe_not_run(plan)) or 'none'})", flush=True)
         print(f"backfill: {len(commits)} commits, {len(commits) - len(todo)} already stored, {len(todo)} to measure "
               f"into {results_dir}/{args.machine}/ (order {args.order})", flush=True)
@@ -172,7 +176,7 @@ def _one_commit(repo, sha, suite, suite_sha, plan, args, results_dir, i, n) -> d
 
     t0, load_before = time.monotonic(), _load1()
     record = {"sha": sha, "subject": history_suite.subject(repo, sha), "suite": suite_sha,
-              "selection": args.selection, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "selection": args.selection, "bench": args.bench, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "load1_before": load_before, "cpu_affinity": sorted(os.sched_getaffinity(0))}
     print(f"backfill: [{i}/{n}] {sha[:12]} {record['subject'][:70]}", flush=True)
     try:
