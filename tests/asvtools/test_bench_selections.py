@@ -38,7 +38,7 @@ def test_the_gpu_history_plan():
     by_bench: dict[str, int] = {}
     for p in plan.run:
         by_bench[p.benchmark] = by_bench.get(p.benchmark, 0) + 1
-    assert by_bench == {"bench_replay.ReplayGpuSample.track_ms": 9, "bench_replay.ReplayEndToEnd.track_ms": 3,
+    assert by_bench == {"bench_replay.ReplayGpuSample.track_ms": 10, "bench_replay.ReplayEndToEnd.track_ms": 3,
                         "bench_e2e.E2ELearner.track_iteration_ms": 1,
                         "bench_e2e.E2EIteration.track_env_steps_per_s": 3,
                         "bench_e2e.E2EIteration.track_exposed_replay_wait_ms": 3,
