@@ -17,6 +17,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from rlperf.envs.tolerances import Tolerances, load as load_tolerances
+
 
 @dataclass
 class EnvOutputs:
@@ -29,18 +31,6 @@ class EnvOutputs:
     term_logs: dict[str, float] = field(default_factory=dict)  # "reward/<name>" -> mean_envs(scale*term)
     # Further float outputs compared by parity under the obs tolerance (e.g. the probe's final-obs copy).
     extras: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Tolerances:
-    """Parity tolerances: |got - ref| <= atol + rtol * |ref| elementwise; terminations always exact."""
-
-    reward_rtol: float
-    reward_atol: float
-    log_rtol: float
-    log_atol: float
-    obs_rtol: float
-    obs_atol: float
 
 
 class EnvWorkload(Protocol):
@@ -110,10 +100,8 @@ class ChunkedKernelWorkload:
     name: str
     profiles: tuple[str, ...]
     default_profile: str
-    tolerances: Tolerances
     obs_dim: int
     critic_dim: int
-    terms: tuple[str, ...]
     bytes_per_env: int
     _inputs: str
     _reference: str
@@ -124,6 +112,16 @@ class ChunkedKernelWorkload:
         import importlib
 
         return importlib.import_module(path)
+
+    @property
+    def tolerances(self) -> Tolerances:
+        """Derived from observed differences (rlperf.envs.tolerances, scripts/derive_tolerances.py)."""
+        return load_tolerances(self.name)
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The kernel's reward-term slots, in log order: the inputs module's TERMS."""
+        return self._module(self._inputs).TERMS
 
     def make_inputs(self, num_envs: int, profile: str, *, seed: int = 0, noise_level: float = 1.0) -> Any:
         return self._module(self._inputs).make_inputs(num_envs, profile, seed=seed, noise_level=noise_level)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from rlperf.envs.base import EnvOutputs, Tolerances, reduce_term_logs
+from rlperf.envs.base import EnvOutputs, reduce_term_logs
 from rlperf.envs.motion_tracking.inputs import ACTOR_DIM, CRITIC_DIM, MotionTrackingInputs, make_inputs
 from rlperf.envs.motion_tracking.profiles import PROFILES, TERMS
-from rlperf.envs.tolerances import load as load_tolerances
+from rlperf.envs.tolerances import Tolerances, load as load_tolerances
 
 
 class MotionTrackingWorkload:
