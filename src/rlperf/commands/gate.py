@@ -30,8 +30,7 @@ from dataclasses import replace
 def add_parser(subparsers, name: str, help_text: str):
     from rlperf.asvtools.store import DEFAULT_WAIT_S
 
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--base", help="baseline commit (ref or SHA)")
     p.add_argument("--head", default="HEAD", help="commit under test (default: HEAD)")
     p.add_argument("--machine", help="asv machine name (default: `rlperf machine --print-name`)")

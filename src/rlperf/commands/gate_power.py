@@ -107,8 +107,7 @@ def _session_bias_parser(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(subparsers, name: str, help_text: str):
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias}")
     for action, add, text in (
             ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
