@@ -81,6 +81,27 @@ def reduce_term_logs(partials: np.ndarray, names: Sequence[str], scales: Sequenc
             for k, name in enumerate(names) if scales[k] != 0.0}
 
 
+def first_call_seconds(kernel, args: tuple, what: str) -> float:
+    """Seconds of `kernel(*args)` called once at 1 Numba thread (its compile, or its cache load), the
+    thread count restored after; a kernel that specialised more than once is an error naming `what`:
+    timed inputs must keep the one dtype/layout it compiled for."""
+    import time
+
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
+        kernel(*args)
+        seconds = time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(previous)
+    if len(kernel.signatures) != 1:
+        raise RuntimeError(f"{what} has {len(kernel.signatures)} specialisations; inputs must keep one dtype/layout")
+    return seconds
+
+
 def active_scales(scales: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
     """A dense float64 scale vector over the kernel's static term slots (absent terms are 0)."""
     unknown = set(scales) - set(names)

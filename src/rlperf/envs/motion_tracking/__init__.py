@@ -5,10 +5,9 @@ Importing this package compiles nothing; numba is imported only when the fused k
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
-from rlperf.envs.base import EnvOutputs, reduce_term_logs
+from rlperf.envs.base import EnvOutputs, first_call_seconds, reduce_term_logs
 from rlperf.envs.motion_tracking.inputs import ACTOR_DIM, CRITIC_DIM, MotionTrackingInputs, make_inputs
 from rlperf.envs.motion_tracking.profiles import PROFILES, TERMS
 from rlperf.envs.tolerances import Tolerances, load as load_tolerances
@@ -78,22 +77,10 @@ class MotionTrackingWorkload:
 
     def compile(self) -> float:
         """First call at 1 thread on tiny inputs of the exact runtime types; seconds (compile or cache load)."""
-        import numba
-
         from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
 
         args = kernel_args(make_inputs(4, self.default_profile, noise_level=0.0))
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            t0 = time.perf_counter()
-            update_state_kernel(*args)
-            seconds = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
-        if len(update_state_kernel.signatures) != 1:
-            raise RuntimeError(f"{self.name}: kernel has {len(update_state_kernel.signatures)} specialisations")
-        return seconds
+        return first_call_seconds(update_state_kernel, args, f"{self.name}: kernel")
 
     def compile_source(self) -> str:
         """'cache' if the kernel was loaded from Numba's cache, else 'compiled'."""

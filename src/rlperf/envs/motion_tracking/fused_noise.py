@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 from numba import njit
 
+from rlperf.envs.base import first_call_seconds
 from rlperf.envs.motion_tracking import MotionTrackingWorkload, fused
 from rlperf.envs.motion_tracking.inputs import MotionTrackingInputs
 from rlperf.envs.motion_tracking.profiles import NUM_DOF, Profile, get_profile
@@ -164,23 +165,9 @@ class DrawnNoiseMotionTracking(MotionTrackingWorkload):
 
     def compile(self) -> float:
         """First call at 1 thread on tiny inputs; seconds (this kernel always compiles: no cache)."""
-        import time
-
-        import numba
-
-        args = kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0))
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            t0 = time.perf_counter()
-            update_state_kernel_drawn(*args)
-            seconds = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
-        if len(update_state_kernel_drawn.signatures) != 1:
-            raise RuntimeError(f"{self.name}: drawn kernel has {len(update_state_kernel_drawn.signatures)} "
-                               "specialisations")
-        return seconds
+        return first_call_seconds(update_state_kernel_drawn,
+                                  kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0)),
+                                  f"{self.name}: drawn kernel")
 
 
 WORKLOAD = DrawnNoiseMotionTracking()
