@@ -128,7 +128,8 @@ def _resample(args) -> int:
     import os
 
     from rlperf.errors import UsageError
-    from rlperf.gate.outputs import check_output_path, write_text_atomic
+    from rlperf.atomic import write_text
+    from rlperf.gate.outputs import check_output_path
     from rlperf.gate.power.resample import resample, to_markdown
 
     if args.confirm < 0 or not 0 < args.screen <= 1:
@@ -146,7 +147,7 @@ def _resample(args) -> int:
     text = to_markdown(resample(args.work_dir, trials, factors, args.injected, args.confirm, args.screen),
                        _command(args))
     if args.out_md:
-        write_text_atomic(args.out_md, text)
+        write_text(args.out_md, text)
     print(text)
     return 0
 
