@@ -20,7 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, only_with_plot_only, parse_positive_list,
+from rlperf.commands.args import (add_report_flags, at_least, only_with_plot_only, parse_positive_list,
                                   task_help, writable_file)
 from rlperf.errors import UsageError, choice_error
 
@@ -61,14 +61,9 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--ab-steps", type=int, default=8, help="collector steps per kernel in the A/B (0: skip it)")
     p.add_argument("--threads", default="auto", help="collector and torch threads: 'auto' (all cores) or an integer")
     p.add_argument("--seed", type=int, default=0, help="seed of the envs, the policy and the replay sampler")
-    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
-    p.add_argument("--plot-dir", default=None, help="report and charts; default: the folder of --out-json "
-                                                    "(with --plot-only: out/e2e/plot-only)")
-    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--profile", metavar="TRACE.json", default=None,
                    help="write a torch.profiler Chrome trace of one iteration (phases as NVTX/record_function)")
-    p.add_argument("--plot-only", metavar="PATH", default=None, help="rebuild charts and report.md from a saved JSON")
-    add_plot_only_flags(p, "e2e", plot_dir=False)
+    add_report_flags(p, "e2e", "report.md", DEFAULT_OUT)
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. algo.use_compile=false")
 
 

@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, check_writable, only_with_plot_only,
+from rlperf.commands.args import (add_report_flags, at_least, check_writable, only_with_plot_only,
                                   parse_positive_list, task_help, writable_file)
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
@@ -41,13 +41,7 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--seed", type=int, default=12345, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--torch-threads", default="auto", help="'auto' = cpu_count // world size, or an integer")
     p.add_argument("--no-ceilings", action="store_true", help="skip measuring host/PCIe/HBM ceilings")
-    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
-    p.add_argument("--plot-dir", default=None, help="charts and analysis.md; default: the folder of --out-json "
-                                                    "(with --plot-only: out/replay/plot-only)")
-    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
-    p.add_argument("--plot-only", metavar="PATH", default=None,
-                   help="rebuild charts and analysis.md from a saved results JSON, measuring nothing")
-    add_plot_only_flags(p, "replay", plot_dir=False)
+    add_report_flags(p, "replay", "analysis.md", DEFAULT_OUT)
 
 
 def _capacity_rows(args) -> list[int]:
