@@ -49,22 +49,27 @@ class MotionTrackingWorkload:
 
         return update_state(inputs)
 
+    def kernel_args(self, inputs: MotionTrackingInputs) -> tuple:
+        """The kernel's positional arguments for `inputs` (a variant kernel brings its own)."""
+        from rlperf.envs.motion_tracking.fused import kernel_args
+
+        return kernel_args(inputs)
+
     def fused_runner(self, inputs: MotionTrackingInputs, num_threads: int) -> Callable[[], EnvOutputs]:
         """Set Numba's thread mask here; `run` re-applies it because the mask is thread-local."""
         import numba
 
-        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
-
-        if not update_state_kernel.signatures:
+        kernel = self.kernel
+        if not kernel.signatures:
             self.compile()
         numba.set_num_threads(num_threads)
-        args = kernel_args(inputs)
+        args = self.kernel_args(inputs)
         scales = inputs.profile.scales
         n = inputs.num_envs
 
         def run() -> EnvOutputs:
             numba.set_num_threads(num_threads)
-            update_state_kernel(*args)
+            kernel(*args)
             return EnvOutputs(
                 reward=inputs.reward,
                 terminated=inputs.terminated,
@@ -77,10 +82,8 @@ class MotionTrackingWorkload:
 
     def compile(self) -> float:
         """First call at 1 thread on tiny inputs of the exact runtime types; seconds (compile or cache load)."""
-        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
-
-        args = kernel_args(make_inputs(4, self.default_profile, noise_level=0.0))
-        return first_call_seconds(update_state_kernel, args, f"{self.name}: kernel")
+        args = self.kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0))
+        return first_call_seconds(self.kernel, args, f"{self.name}: {type(self).__name__}'s kernel")
 
     def compile_source(self) -> str:
         """'cache' if the kernel was loaded from Numba's cache, else 'compiled'."""

@@ -20,7 +20,6 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from rlperf.envs.base import first_call_seconds
 from rlperf.envs.motion_tracking import MotionTrackingWorkload, fused
 from rlperf.envs.motion_tracking.inputs import MotionTrackingInputs
 from rlperf.envs.motion_tracking.profiles import NUM_DOF, Profile, get_profile
@@ -140,34 +139,9 @@ class DrawnNoiseMotionTracking(MotionTrackingWorkload):
         """The kernel's draws for `inp`'s key, by the numpy oracle (the single-thread numpy arm)."""
         return oracle_noise(inp.num_envs, inp.profile, inp.noise_seed, inp.step, inp.noise_level)
 
-    def fused_runner(self, inputs: DrawnMotionTrackingInputs, num_threads: int):
-        """As the default runner, with this kernel and its arguments."""
-        import numba
-
-        from rlperf.envs.base import EnvOutputs, reduce_term_logs
-        from rlperf.envs.motion_tracking.profiles import TERMS
-
-        if not update_state_kernel_drawn.signatures:
-            self.compile()
-        args = kernel_args(inputs)
-        scales = inputs.profile.scales
-        n = inputs.num_envs
-
-        def run() -> EnvOutputs:
-            numba.set_num_threads(num_threads)
-            update_state_kernel_drawn(*args)
-            return EnvOutputs(reward=inputs.reward, terminated=inputs.terminated, actor_obs=inputs.actor_obs,
-                              critic_obs=inputs.critic_obs,
-                              term_logs=reduce_term_logs(inputs.logs, TERMS, scales, n))
-
-        numba.set_num_threads(num_threads)
-        return run
-
-    def compile(self) -> float:
-        """First call at 1 thread on tiny inputs; seconds (this kernel always compiles: no cache)."""
-        return first_call_seconds(update_state_kernel_drawn,
-                                  kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0)),
-                                  f"{self.name}: drawn kernel")
+    def kernel_args(self, inputs: DrawnMotionTrackingInputs) -> tuple:
+        """The drawn kernel's arguments: the noise key where fused.kernel_args passes the four noise arrays."""
+        return kernel_args(inputs)
 
 
 WORKLOAD = DrawnNoiseMotionTracking()
