@@ -23,6 +23,34 @@ def _skip_unless(verdict):
         raise NotImplementedError(verdict.reason)
 
 
+NO_CUDA = "no CUDA device: device timing not measured"
+
+
+def _feasible_case(capacity_exp, placement, gpus, *, device_timing):
+    """The point's case, or NotImplementedError with the guard's reason: asked first without importing
+    torch (nvidia-smi; asv spawns a process per point), then with torch, the truth for points that run.
+    `device_timing`: the point times on the GPU, so no CUDA device is a skip too."""
+    case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
+    cheap = Resources.probe_cheap()
+    _skip_unless(feasibility(case, cheap))
+    if device_timing and not cheap.cuda_devices:
+        raise NotImplementedError(NO_CUDA)
+    _skip_unless(feasibility(case, Resources.probe()))
+    from rlperf.replay.run import learner_device
+
+    if device_timing and learner_device() is None:
+        raise NotImplementedError(NO_CUDA)
+    return case
+
+
+def _set_up(case, gpus):
+    """The case's single-process placement, built by the commit's own builder, set up and verified."""
+    placement_obj = build(case, threads=torch_threads(gpus), seed=12345)
+    placement_obj.setup()
+    placement_obj.verify()
+    return placement_obj
+
+
 def _placements_reporting(metric):
     """Placements that report `metric`, a new one appended (benchmarks._suite: asv keys history by value)."""
     return append_only(name for name, spec in ALL_SPECS.items() if metric in spec.metrics)
@@ -43,22 +71,11 @@ class _ReplayMetric:
         key = (capacity_exp, placement, gpus)
         if getattr(self, "_key", None) == key:
             return
-        case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, gpus)
-        cheap = Resources.probe_cheap()  # nvidia-smi: skip without importing torch when we can
-        _skip_unless(feasibility(case, cheap))
-        if self.metric != CPU_SAMPLE and not cheap.cuda_devices:
-            raise NotImplementedError("no CUDA device: device timing not measured")
-        _skip_unless(feasibility(case, Resources.probe()))  # torch: the truth for points that will run
-        from rlperf.replay.run import learner_device
-
-        if self.metric != CPU_SAMPLE and learner_device() is None:
-            raise NotImplementedError("no CUDA device: device timing not measured")
+        case = _feasible_case(capacity_exp, placement, gpus, device_timing=self.metric != CPU_SAMPLE)
         if is_multi_rank(placement, case.spec):
             self._measure = self._multirank(case)
         else:
-            placement_obj = build(case, threads=torch_threads(gpus), seed=12345)
-            placement_obj.setup()
-            placement_obj.verify()
+            placement_obj = _set_up(case, gpus)
             self._measure = lambda: placement_obj.measure(self.metric, warmup=WARMUP, repeat=REPEAT)
         self._key = key
 
@@ -95,20 +112,13 @@ class ReplayPeakMemory:
         key = (capacity_exp, placement)
         if getattr(self, "_key", None) == key:
             return
-        case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, placement, 2**capacity_exp, 1)
-        for probe in (Resources.probe_cheap, Resources.probe):
-            verdict = feasibility(case, probe())
-            if not verdict.ok:
-                raise NotImplementedError(verdict.reason)
+        case = _feasible_case(capacity_exp, placement, 1, device_timing=False)
         from rlperf.replay.peak_memory import PeakMemory
         from rlperf.replay.run import learner_device
 
         self._on_device = learner_device() is not None  # without one there is no device peak (not 0 bytes)
         peak = PeakMemory(learner_device())
-        placement_obj = build(case, threads=torch_threads(1), seed=12345)
-        placement_obj.setup()
-        placement_obj.verify()
-        placement_obj.sample()
+        _set_up(case, 1).sample()
         self._peak = peak.read()
         self._key = key
 

@@ -22,7 +22,6 @@ from rlperf.asvtools import fingerprint, store
 from rlperf.errors import InfrastructureError
 from rlperf.gate.results import load_commit
 from rlperf import atomic
-from rlperf.report import jsonio
 
 MACHINE = HOST["machine"]
 SHA = "a1b2c3d4" + "0" * 32
@@ -190,7 +189,7 @@ def test_a_second_writer_waits_for_the_first_and_both_points_are_kept(tmp_path):
         write_run(source, {"c.C.time_c": entry(3.0)})  # the holder's own publish, inside its lock
         first = json.loads(stored_path(tmp_path / "results").read_text())
         merged, _ = store.merge_result(first, json.loads(next((source / MACHINE).glob("*-*.json")).read_text()))
-        jsonio.write_text_atomic(stored_path(tmp_path / "results"), json.dumps(merged))
+        atomic.write_text(stored_path(tmp_path / "results"), json.dumps(merged))
     second.join(10)
     assert done.is_set()
     assert values(tmp_path / "results") == {"a.A.time_a": 1.0, "b.B.time_b": 2.0, "c.C.time_c": 3.0}
@@ -248,7 +247,6 @@ def test_an_exception_between_the_temp_write_and_the_rename_leaves_the_old_file(
 KILLED = """
 import os, signal, sys
 from rlperf import atomic
-from rlperf.report import jsonio
 from rlperf.asvtools import store
 atomic.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
 store.publish(sys.argv[1], sys.argv[2], sys.argv[3], [sys.argv[4]])

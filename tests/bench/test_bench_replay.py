@@ -39,3 +39,21 @@ def test_bench_replay_sample(benchmark, resources, case):
         pytest.skip(str(exc))
     finally:
         del placement
+
+
+def test_the_asv_classes_skip_with_the_guards_reason_before_building_anything(monkeypatch):
+    """bench_replay's two setups share one feasibility walk: no CUDA skips a device-timed point, an
+    infeasible capacity skips with the guard's bytes; neither builds a placement."""
+    from benchmarks import bench_replay
+
+    monkeypatch.setattr(bench_replay, "build", lambda *a, **k: pytest.fail("built an infeasible point"))
+    monkeypatch.setattr(cases.Resources, "probe_cheap", classmethod(lambda cls: cases.Resources(
+        cuda_devices=0, device_free_bytes=0, host_available_bytes=2**40)))
+    with pytest.raises(NotImplementedError, match="CUDA device"):
+        bench_replay.ReplayGpuSample().setup(20, "gpu", 1)
+    monkeypatch.setattr(cases.Resources, "probe_cheap", classmethod(lambda cls: cases.Resources(
+        cuda_devices=0, device_free_bytes=0, host_available_bytes=2**20)))
+    with pytest.raises(NotImplementedError, match="host"):
+        bench_replay.ReplayPeakMemory().setup(20, "host")
+    with pytest.raises(NotImplementedError, match="host"):
+        bench_replay.ReplayCpuSample().setup(20, "host", 1)

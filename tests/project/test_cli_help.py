@@ -16,25 +16,55 @@ def _subparser(name: str) -> argparse.ArgumentParser:
     return sub.choices[name]
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_every_flag_has_help_text(name):
-    parser = _subparser(name)
-    bare = [a.option_strings[0] for a in parser._actions
-            if a.option_strings and a.help in (None, "") and a.help is not argparse.SUPPRESS]
-    assert not bare, f"rlperf {name}: flags without help text: {bare}"
-
-
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_help_shows_the_default_of_every_flag_that_has_one(name):
-    text = _subparser(name).format_help()
-    parser = _subparser(name)
+def _parsers(parser: argparse.ArgumentParser, label: str):
+    """`parser` and every sub-command parser below it (`rlperf site check`, `rlperf gate-power study`)."""
+    yield label, parser
     for action in parser._actions:
-        if not action.option_strings or action.default in (None, False, argparse.SUPPRESS, []):
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{label} {name}")
+
+
+EVERY_PARSER = [pair for name in sorted(COMMANDS) for pair in _parsers(_subparser(name), name)]
+IDS = [label for label, _ in EVERY_PARSER]
+
+
+def _arguments(parser: argparse.ArgumentParser):
+    return [a for a in parser._actions
+            if not isinstance(a, (argparse._SubParsersAction, argparse._HelpAction)) and a.help is not argparse.SUPPRESS]
+
+
+def test_every_command_and_its_sub_commands_are_walked():
+    assert set(COMMANDS) <= set(IDS)
+    assert {"backfill", "site check", "gate-power study"} <= set(IDS)  # nested levels are reached too
+
+
+@pytest.mark.parametrize(("label", "parser"), EVERY_PARSER, ids=IDS)
+def test_every_flag_and_argument_has_help_text(label, parser):
+    bare = [a.option_strings[0] if a.option_strings else a.dest for a in _arguments(parser) if not a.help]
+    assert not bare, f"rlperf {label}: without help text: {bare}"
+
+
+def _shown_default(value) -> bool:
+    """A default the help must show: anything but None, a switch's False or an empty list; 0 is one."""
+    return not (value is None or value is False or value is argparse.SUPPRESS or value == [])
+
+
+@pytest.mark.parametrize(("label", "parser"), EVERY_PARSER, ids=IDS)
+def test_help_shows_the_default_of_every_flag_that_has_one(label, parser):
+    squeezed = "".join(parser.format_help().split())  # argparse wraps long lists, at hyphens too
+    for action in _arguments(parser):
+        if not action.option_strings or not _shown_default(action.default):
             continue
         # the formatter appends "(default: X)" unless the help text already names it
-        squeezed = "".join(text.split())  # argparse wraps long lists, at hyphens too
-        assert "default" in (action.help or "").lower() or f"(default:{action.default})".replace(" ", "") in squeezed, \
-            f"rlperf {name} {action.option_strings[0]}: default {action.default!r} not shown"
+        assert "default" in action.help.lower() or f"(default:{action.default})".replace(" ", "") in squeezed, \
+            f"rlperf {label} {action.option_strings[0]}: default {action.default!r} not shown"
+
+
+def test_a_default_of_zero_is_shown():
+    """`--seed` defaults to 0 in env: its help says so (0 == False once hid it)."""
+    squeezed = "".join(_subparser("env").format_help().split())
+    assert "thesameseedgivesthesameinputs)(default:0)" in squeezed
 
 
 def test_version(capsys):

@@ -58,13 +58,21 @@ def imports(path: Path, src: Path = SRC) -> list[tuple[int, str]]:
             elif isinstance(child, ast.ImportFrom):
                 if child.level:  # relative: resolve against this module's package
                     base = package.split(".")[: len(package.split(".")) - child.level + 1]
-                    found.append((child.lineno, ".".join(base + ([child.module] if child.module else []))))
+                    source = ".".join(base + ([child.module] if child.module else []))
                 else:
-                    found.append((child.lineno, child.module))
+                    source = child.module
+                # `from pkg import submodule` imports the submodule (pkg's __init__ runs anyway)
+                found.extend(dict.fromkeys((child.lineno, _submodule(source, a.name, src)) for a in child.names))
             visit(child)
 
     visit(ast.parse(path.read_text(), filename=str(path)))
     return [(line, name) for line, name in found if name == "rlperf" or name.startswith("rlperf.")]
+
+
+def _submodule(package: str, name: str, src: Path) -> str:
+    """`package.name` when that is a module or package under `src`'s parent, else `package` (a name in it)."""
+    candidate = src.parent.joinpath(*package.split("."), name)
+    return f"{package}.{name}" if candidate.with_suffix(".py").is_file() or candidate.is_dir() else package
 
 
 def part(module: str) -> str:
@@ -144,6 +152,21 @@ def test_no_circle_between_the_parts_of_the_package():
     assert not found, f"top-level parts that import each other (directly or round a circle): {found}"
 
 
+def module_edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for source, _, target in all_imports():
+        if source != target:
+            edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def test_no_circle_between_modules():
+    """Issue 24's target, at module level too: no two modules import each other, however indirectly (lazy
+    imports count; `from pkg import submodule` is an import of the submodule)."""
+    found = cycles(module_edges())
+    assert not found, f"modules that import each other (directly or round a circle): {found}"
+
+
 def test_library_modules_carry_no_hidden_cli():
     """A user-facing entry point is an `rlperf` command; only the worker entry points keep a main()."""
     hidden = []
@@ -165,8 +188,10 @@ def test_the_checks_catch_an_upward_import_and_a_circle(tmp_path):
     fake.parent.mkdir(parents=True)
     fake.write_text("from . import storage\ndef f():\n    from rlperf.e2e.loop import session\n"
                     "if __name__ == '__main__':\n    from rlperf.cli import main\n")
-    # the relative and the lazy import count, the entry point's does not
-    assert imports(fake, tmp_path / "rlperf") == [(1, "rlperf.replay"), (3, "rlperf.e2e.loop")]
+    (fake.parent / "storage.py").write_text("")
+    # the relative and the lazy import count, the entry point's does not; a submodule is named as such
+    assert imports(fake, tmp_path / "rlperf") == [(1, "rlperf.replay.storage"), (3, "rlperf.e2e.loop")]
     assert layers()["e2e"] > layers()["replay"] > layers()["workload"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+    assert "rlperf.commands.helpfmt" in module_edges()["rlperf.cli"]  # the module graph is really read

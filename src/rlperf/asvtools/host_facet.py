@@ -19,7 +19,7 @@ from rlperf.asvtools import fingerprint
 from rlperf.asvtools.json_layout import layout_of
 from rlperf.asvtools.stored import UNRECORDED
 from rlperf.errors import InfrastructureError
-from rlperf.report.jsonio import write_text_atomic
+from rlperf.atomic import write_text
 
 KEY = "cpu_flags"
 MACHINE_FILE = "machine.json"
@@ -70,7 +70,7 @@ def _stamp_file(path: str, value_for, params_key: str | None, write: bool) -> St
         else:
             doc = new
         if write:
-            write_text_atomic(path, json.dumps(doc, **layout) + ("\n" if text.endswith("\n") else ""))
+            write_text(path, json.dumps(doc, **layout) + ("\n" if text.endswith("\n") else ""))
         return Stamp(path, value, source)
     except InfrastructureError as exc:
         raise InfrastructureError(f"{path}: {exc}") from None

@@ -24,11 +24,12 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from importlib import resources
 from pathlib import Path
 
 from asv.graph import Graph
+
+from rlperf.atomic import write_text
 
 MAX_LINES = 8  # asv's own cap on the parameter lines of one series (graphdisplay.js)
 ASSETS = ("rlperf-site.js", "rlperf-site.css")
@@ -126,12 +127,6 @@ def default_selection(index: dict, html: Path, max_lines: int = MAX_LINES) -> di
     return out
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def install(html: Path, max_lines: int = MAX_LINES) -> dict[str, dict[str, list]]:
     """Write rlperf-site.js/.css into a published site and link them from its index.html (once: a second
     run rewrites the files and leaves the link as it is). Returns the default selections written."""
@@ -149,7 +144,7 @@ def install(html: Path, max_lines: int = MAX_LINES) -> dict[str, dict[str, list]
     script = ("/* Written by `rlperf site defaults` after `asv publish` (its docstring says why). */\n"
               f"var RLPERF_DEFAULTS = {json.dumps(defaults, indent=1, sort_keys=True)};\n\n"
               + (assets / "rlperf-site.js").read_text())
-    _write(html / "rlperf-site.js", script)
-    _write(html / "rlperf-site.css", (assets / "rlperf-site.css").read_text())
-    _write(index_html, page)
+    write_text(html / "rlperf-site.js", script)
+    write_text(html / "rlperf-site.css", (assets / "rlperf-site.css").read_text())
+    write_text(index_html, page)
     return defaults

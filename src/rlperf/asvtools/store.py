@@ -38,7 +38,7 @@ import time
 
 from rlperf.asvtools.stored import read_json_object
 from rlperf.errors import InfrastructureError
-from rlperf.report.jsonio import write_text_atomic
+from rlperf.atomic import write_text
 
 LOCK_NAME = ".rlperf-store.lock"
 DEFAULT_WAIT_S = 300.0  # a publish holds the lock for seconds; minutes of waiting mean a stuck holder
@@ -322,7 +322,7 @@ def publish(results_dir: str, machine: str, source_dir: str, shas, *, metas=None
         for sha in dict.fromkeys(stored_shas) if fingerprint is not None else ():
             sidecar.store(results_dir, machine, sha, fingerprint)
         for path, text in writes:
-            write_text_atomic(path, text)
+            write_text(path, text)
     for line in notes:
         echo(f"rlperf: {line}")
     return notes

@@ -34,7 +34,7 @@ from rlperf.asvtools.benchmark_code import NotFound, benchmark_code
 from rlperf.asvtools.git import git
 from rlperf.asvtools.json_layout import dumps_like
 from rlperf.errors import InfrastructureError, UsageError
-from rlperf.report.jsonio import write_text_atomic
+from rlperf.atomic import write_text
 
 try:
     import tomllib
@@ -270,7 +270,7 @@ def apply(decisions: list[Decision]) -> list[str]:
         except (OSError, ValueError, KeyError, IndexError) as exc:
             raise InfrastructureError(f"{path}: not a readable asv file ({exc!r})") from None
     for path, text in prepared:
-        write_text_atomic(path, text)
+        write_text(path, text)
     return [path for path, _ in prepared]
 
 
@@ -294,7 +294,7 @@ def retire(decisions: list[Decision], results_dir: str, archive_dir: str) -> lis
         prepared += [(target, json.dumps(archived, indent=1, sort_keys=True)), (path, dumps_like(text, doc))]
     for path, text in prepared:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_text_atomic(path, text)
+        write_text(path, text)
     return [path for path, _ in prepared]
 
 

@@ -86,6 +86,18 @@ def add_plot_only_flags(p, command: str, plot_dir: bool = True) -> None:
     p.add_argument("--overwrite-tracked", action="store_true", help=OVERWRITE_TRACKED_HELP)
 
 
+def add_report_flags(p, command: str, report: str, default_out: str) -> None:
+    """The output flags of a command whose report (`report`, e.g. analysis.md) and charts sit next to its
+    JSON (replay, e2e): --out-json, --plot-dir, --no-plots, --plot-only PATH and its companions."""
+    p.add_argument("--out-json", default=default_out, help=f"results JSON; {report} and charts go next to it")
+    p.add_argument("--plot-dir", default=None, help=f"charts and {report}; default: the folder of --out-json "
+                                                    f"(with --plot-only: out/{command}/plot-only)")
+    p.add_argument("--no-plots", action="store_true", help=f"write the JSON and {report} only, no charts")
+    p.add_argument("--plot-only", metavar="PATH", default=None,
+                   help=f"rebuild charts and {report} from a saved results JSON, measuring nothing")
+    add_plot_only_flags(p, command, plot_dir=False)
+
+
 def only_with_plot_only(args, plot_dir: bool = True) -> None:
     """A measuring run refuses the --plot-only companions instead of ignoring them."""
     given = (("--plot-dir", plot_dir and args.plot_dir), ("--overwrite-tracked", args.overwrite_tracked))

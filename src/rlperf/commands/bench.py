@@ -13,7 +13,6 @@ benchmark); every point asv runs is announced as it starts, with a heartbeat eve
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -23,8 +22,7 @@ from rlperf.errors import UsageError
 
 
 def add_parser(subparsers, name: str, help_text: str):
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--full", action="store_true", help="every point with full statistics (no --quick)")
     p.add_argument("--bench", help="asv --bench regex narrowing the points (matched against name(params))")
     p.add_argument("--record", action="store_true", help="store into results/asv/ instead of .asv/results/")

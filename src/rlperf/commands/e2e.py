@@ -20,8 +20,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
-                                  parse_positive_list, plot_only_dir, task_help, writable_file)
+from rlperf.commands.args import (add_report_flags, at_least, only_with_plot_only, parse_positive_list,
+                                  task_help, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, SCHEMA_VERSION = "rlperf.e2e", 1
@@ -61,14 +61,9 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--ab-steps", type=int, default=8, help="collector steps per kernel in the A/B (0: skip it)")
     p.add_argument("--threads", default="auto", help="collector and torch threads: 'auto' (all cores) or an integer")
     p.add_argument("--seed", type=int, default=0, help="seed of the envs, the policy and the replay sampler")
-    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
-    p.add_argument("--plot-dir", default=None, help="report and charts; default: the folder of --out-json "
-                                                    "(with --plot-only: out/e2e/plot-only)")
-    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
     p.add_argument("--profile", metavar="TRACE.json", default=None,
                    help="write a torch.profiler Chrome trace of one iteration (phases as NVTX/record_function)")
-    p.add_argument("--plot-only", metavar="PATH", default=None, help="rebuild charts and report.md from a saved JSON")
-    add_plot_only_flags(p, "e2e", plot_dir=False)
+    add_report_flags(p, "e2e", "report.md", DEFAULT_OUT)
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. algo.use_compile=false")
 
 
@@ -214,21 +209,13 @@ def measure(plan) -> dict:
 
 
 def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
-    from rlperf.atomic import Staging, write_json
+    """report.md and the charts published with the JSON, JSON last (commands.outputs.finish)."""
+    from functools import partial
 
-    with Staging() as stage:  # report, charts and JSON published together, JSON last
-        made = _reports(doc, stage.folder(plot_dir), plots=not no_plots)
-        doc["plots"] = [str(plot_dir / p.name) for p in made]
-        doc["report_markdown"] = str(plot_dir / "report.md")
-        write_json(stage.path(out_json), doc)
-        stage.publish(last=[out_json])
-    print(f"wrote {out_json} ({len(doc['points'])} points, {len(doc['skipped'])} skipped)")
-    for p in doc["plots"]:
-        print(f"wrote {p}")
-    if not doc["points"]:
-        print("no point could run; see 'skipped' in the JSON for the reasons", file=sys.stderr)
-        return 1
-    return 0
+    from rlperf.commands.outputs import finish
+
+    doc["report_markdown"] = str(plot_dir / "report.md")
+    return finish(doc, out_json, plot_dir, partial(_reports, plots=not no_plots), rows="points", noun="point")
 
 
 def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
@@ -243,20 +230,23 @@ def _reports(doc: dict, plot_dir: Path, *, plots: bool) -> list[Path]:
     return write_charts(doc, plot_dir)
 
 
-def _plot_only(args) -> int:
-    from rlperf.report.e2e_report import summarize
-    from rlperf.atomic import Staging
-    from rlperf.report.jsonio import read_json
+SHAPE = {"points": list, "skipped": list, "args": dict, "collector_ab": list}  # what --plot-only reads
 
-    path = Path(args.plot_only)
-    doc = read_json(path, schema=SCHEMA, versions=(SCHEMA_VERSION,))
-    for key in ("points", "skipped", "args", "collector_ab"):
-        if key not in doc:
-            raise UsageError(f"{path}: malformed rlperf e2e result, missing key {key!r}")
-    plot_dir = plot_only_dir(args, "e2e")
-    with Staging() as stage, malformed_rows(path):
-        summarize(doc)
-        _reports(doc, stage.folder(plot_dir), plots=not args.no_plots)
-        for p in stage.publish():
-            print(f"wrote {p}")
+
+def _replot_reports(doc: dict, folder: Path, *, plots: bool) -> list[Path]:
+    from rlperf.report.e2e_report import summarize
+
+    summarize(doc)
+    return _reports(doc, folder, plots=plots)
+
+
+def _plot_only(args) -> int:
+    from functools import partial
+
+    from rlperf.commands.outputs import replot
+
+    _doc, _folder, published = replot(args, "e2e", schema=SCHEMA, version=SCHEMA_VERSION, shape=SHAPE,
+                                      reports=partial(_replot_reports, plots=not args.no_plots))
+    for p in published:
+        print(f"wrote {p}")
     return 0

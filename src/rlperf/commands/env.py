@@ -14,8 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
-                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
+from rlperf.commands.args import (add_plot_only_flags, at_least, only_with_plot_only, parse_positive_list,
+                                  threads_in_reach, writable_file)
 from rlperf.errors import UsageError
 
 SCHEMA, VERSION = "rlperf.env", 1
@@ -141,23 +141,25 @@ def _measure(args, plan: dict) -> dict:
             "parity": {f"{r['profile']}:{r['num_envs']}:{r['threads']}": r["parity"] for r in results}}
 
 
-def _write_outputs(doc: dict, json_path: Path | None, folder: Path) -> dict:
-    """Chart and report.md (and the JSON when given) into `folder`; returns their paths."""
-    from rlperf.atomic import Staging, write_json, write_text
+SHAPE = {"meta": dict, "results": list}  # what --plot-only needs of a saved document
+
+
+def _reports(doc: dict, folder: Path) -> None:
+    """The chart and report.md for `doc` into `folder`; the document names them under `plots`."""
+    from rlperf.atomic import write_text
     from rlperf.report.env_charts import CHART_NAME, plot_env
     from rlperf.report.env_markdown import render
 
-    chart = folder / CHART_NAME.format(task=doc["meta"]["task"])
-    report = folder / "report.md"
-    with Staging() as stage:  # all staged, then published together, JSON last
-        text = render(doc, chart.name)
-        doc["plots"] = {"summary": chart.name, "report": report.name}
-        plot_env(doc, stage.path(chart))
-        write_text(stage.path(report), text)
-        if json_path is not None:
-            write_json(stage.path(json_path), doc)
-        stage.publish(last=[json_path] if json_path is not None else [])
-    return {"json": str(json_path) if json_path else None, "chart": str(chart), "report": str(report)}
+    chart = CHART_NAME.format(task=doc["meta"]["task"])
+    text = render(doc, chart)
+    doc["plots"] = {"summary": chart, "report": "report.md"}
+    plot_env(doc, folder / chart)
+    write_text(folder / "report.md", text)
+
+
+def _measured(args) -> tuple[dict, Path]:
+    plan = _plan(args)
+    return _measure(args, plan), plan["out"]
 
 
 def _summary(doc: dict, paths: dict) -> dict:
@@ -189,22 +191,14 @@ def _print_table(doc: dict, paths: dict) -> None:
 
 
 def run(args) -> int:
-    if args.plot_only:
-        from rlperf.report.jsonio import read_json
+    from rlperf.commands.outputs import measure_or_replot
 
-        path = Path(args.plot_only)
-        doc = read_json(path, schema=SCHEMA, versions=(VERSION,))
-        if not isinstance(doc.get("meta"), dict) or not isinstance(doc.get("results"), list):
-            raise UsageError(f"{path}: an {SCHEMA} document without meta/results; cannot plot it")
-        with malformed_rows(path):
-            paths = _write_outputs(doc, None, plot_only_dir(args, "env"))
-    else:
-        plan = _plan(args)
-        doc = _measure(args, plan)
-        paths = _write_outputs(doc, plan["out"], plan["out"].parent)
+    doc, out_json, folder = measure_or_replot(args, "env", schema=SCHEMA, version=VERSION, shape=SHAPE,
+                                              reports=_reports, measure=lambda: _measured(args))
+    paths = {"json": str(out_json) if out_json else None, "chart": str(folder / doc["plots"]["summary"]),
+             "report": str(folder / doc["plots"]["report"])}
     if args.json:
         print(json.dumps(_summary(doc, paths)))
     else:
         _print_table(doc, paths)
     return 0 if all(r["parity_ok"] for r in doc["results"]) else 1
-

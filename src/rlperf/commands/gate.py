@@ -30,8 +30,7 @@ from dataclasses import replace
 def add_parser(subparsers, name: str, help_text: str):
     from rlperf.asvtools.store import DEFAULT_WAIT_S
 
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--base", help="baseline commit (ref or SHA)")
     p.add_argument("--head", default="HEAD", help="commit under test (default: HEAD)")
     p.add_argument("--machine", help="asv machine name (default: `rlperf machine --print-name`)")
@@ -257,7 +256,7 @@ def _label(verdict, config) -> None:
 
 def _gate(args) -> int:
     from rlperf.gate.config import with_table
-    from rlperf.gate.outputs import write_text_atomic
+    from rlperf.atomic import write_text
     from rlperf.gate.flow import backfill, gate, gate_working_tree
     from rlperf.gate.report import to_dict, to_markdown
     from rlperf.report.jsonio import write_json
@@ -286,7 +285,7 @@ def _gate(args) -> int:
     if args.out_json:
         write_json(args.out_json, to_dict(verdict))
     if args.out_md:
-        write_text_atomic(args.out_md, markdown)
+        write_text(args.out_md, markdown)
     return int(verdict.exit_code)
 
 

@@ -107,8 +107,7 @@ def _session_bias_parser(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(subparsers, name: str, help_text: str):
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias}")
     for action, add, text in (
             ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
@@ -129,7 +128,8 @@ def _resample(args) -> int:
     import os
 
     from rlperf.errors import UsageError
-    from rlperf.gate.outputs import check_output_path, write_text_atomic
+    from rlperf.atomic import write_text
+    from rlperf.gate.outputs import check_output_path
     from rlperf.gate.power.resample import resample, to_markdown
 
     if args.confirm < 0 or not 0 < args.screen <= 1:
@@ -147,7 +147,7 @@ def _resample(args) -> int:
     text = to_markdown(resample(args.work_dir, trials, factors, args.injected, args.confirm, args.screen),
                        _command(args))
     if args.out_md:
-        write_text_atomic(args.out_md, text)
+        write_text(args.out_md, text)
     print(text)
     return 0
 

@@ -33,7 +33,7 @@ def add_parser(sub, name: str, help_text: str) -> None:
 def run(args) -> int:
     from rlperf.gate.config import load_config
     from rlperf.gate.thresholds import TABLE_NAME, derive, markdown, provenance, to_json
-    from rlperf.report.jsonio import write_text_atomic
+    from rlperf.atomic import write_text
 
     null_runs = args.null_runs
     default_null = Path("results/reports/replay") / args.machine / "run-noise"
@@ -60,5 +60,5 @@ def run(args) -> int:
         return 0
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        write_text_atomic(str(out / name), text)
+        write_text(str(out / name), text)
     return 0

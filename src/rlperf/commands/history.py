@@ -33,8 +33,7 @@ def _pvalue(text: str) -> float:
 def add_parser(subparsers, name: str, help_text: str):
     from rlperf.history.detect import DEFAULT_METHOD, DEFAULT_PVALUE, METHODS
 
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--config", default="asv.conf.json", help="asv config (default: asv.conf.json)")
     p.add_argument("--results-dir", help="asv results folder (default: the config's results_dir)")
     p.add_argument("--machine", help="only this machine folder (default: every one)")

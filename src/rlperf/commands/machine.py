@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from rlperf.errors import UsageError
 
 
 def add_parser(subparsers, name: str, help_text: str):
-    p = subparsers.add_parser(name, help=help_text, description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--write", action="store_true", help="write this machine's entry into asv's machine file")
     p.add_argument("--name", help="machine name to write (default: `rlperf machine --print-name`)")
     p.add_argument("--print-name", action="store_true", help="print the machine name and exit")

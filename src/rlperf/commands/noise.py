@@ -14,8 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, malformed_rows, only_with_plot_only,
-                                  parse_positive_list, plot_only_dir, threads_in_reach, writable_file)
+from rlperf.commands.args import (add_plot_only_flags, at_least, only_with_plot_only, parse_positive_list,
+                                  threads_in_reach, writable_file)
 from rlperf.errors import UsageError, choice_error
 
 SCHEMA, VERSION = "rlperf.noise", 1
@@ -142,18 +142,21 @@ def _measure(args, plan: dict) -> dict:
             "counter_thread_independent": {"threads": counter_threads, "by_dist": independence}}
 
 
-def _write_outputs(doc: dict, json_path: Path | None, folder: Path) -> dict:
-    from rlperf.atomic import Staging, write_json
+SHAPE = {"meta": dict, "results": list}  # what --plot-only needs of a saved document
+
+
+def _reports(doc: dict, folder: Path) -> None:
+    """The chart for `doc` into `folder`; the document names it under `plots`."""
     from rlperf.report.noise_charts import CHART_NAME, plot_noise
 
-    chart = folder / CHART_NAME.format(task=doc["meta"]["task"])
-    doc["plots"] = {"summary": chart.name}
-    with Staging() as stage:  # chart and JSON published together, JSON last
-        plot_noise(doc, stage.path(chart))
-        if json_path is not None:
-            write_json(stage.path(json_path), doc)
-        stage.publish(last=[json_path] if json_path is not None else [])
-    return {"json": str(json_path) if json_path else None, "chart": str(chart)}
+    chart = CHART_NAME.format(task=doc["meta"]["task"])
+    doc["plots"] = {"summary": chart}
+    plot_noise(doc, folder / chart)
+
+
+def _measured(args) -> tuple[dict, Path]:
+    plan = _plan(args)
+    return _measure(args, plan), plan["out"]
 
 
 def _ok(doc: dict) -> bool:
@@ -177,19 +180,11 @@ def _print_table(doc: dict, paths: dict) -> None:
 
 
 def run(args) -> int:
-    if args.plot_only:
-        from rlperf.report.jsonio import read_json
+    from rlperf.commands.outputs import measure_or_replot
 
-        path = Path(args.plot_only)
-        doc = read_json(path, schema=SCHEMA, versions=(VERSION,))
-        if not isinstance(doc.get("meta"), dict) or not isinstance(doc.get("results"), list):
-            raise UsageError(f"{path}: an {SCHEMA} document without meta/results; cannot plot it")
-        with malformed_rows(path):
-            paths = _write_outputs(doc, None, plot_only_dir(args, "noise"))
-    else:
-        plan = _plan(args)
-        doc = _measure(args, plan)
-        paths = _write_outputs(doc, plan["out"], plan["out"].parent)
+    doc, out_json, folder = measure_or_replot(args, "noise", schema=SCHEMA, version=VERSION, shape=SHAPE,
+                                              reports=_reports, measure=lambda: _measured(args))
+    paths = {"json": str(out_json) if out_json else None, "chart": str(folder / doc["plots"]["summary"])}
     if args.json:
         keep = ("variant", "dist", "num_envs", "threads", "median_ms", "ns_per_value", "speedup_vs_numpy")
         print(json.dumps({"schema": "rlperf.noise.summary", "task": doc["meta"]["task"], "outputs": paths,

@@ -10,9 +10,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from rlperf.commands.args import (add_plot_only_flags, at_least, check_writable, malformed_rows,
-                                  only_with_plot_only, parse_positive_list, plot_only_dir, task_help,
-                                  writable_file)
+from rlperf.commands.args import (add_report_flags, at_least, check_writable, only_with_plot_only,
+                                  parse_positive_list, task_help, writable_file)
 from rlperf.errors import UsageError
 from rlperf.replay.placements import lookup
 from rlperf.replay.cases import (ALL_SPECS, CAPACITY_EXPONENTS, DEFAULT_PLACEMENTS, DEFAULT_SIM, DEFAULT_TASK,
@@ -42,13 +41,7 @@ def add_parser(sub, name: str, help_text: str) -> None:
     p.add_argument("--seed", type=int, default=12345, help="seed of the synthetic inputs and samplers (the same seed gives the same inputs)")
     p.add_argument("--torch-threads", default="auto", help="'auto' = cpu_count // world size, or an integer")
     p.add_argument("--no-ceilings", action="store_true", help="skip measuring host/PCIe/HBM ceilings")
-    p.add_argument("--out-json", default=DEFAULT_OUT, help="results JSON; report and charts go next to it")
-    p.add_argument("--plot-dir", default=None, help="charts and analysis.md; default: the folder of --out-json "
-                                                    "(with --plot-only: out/replay/plot-only)")
-    p.add_argument("--no-plots", action="store_true", help="write the JSON and report only, no charts")
-    p.add_argument("--plot-only", metavar="PATH", default=None,
-                   help="rebuild charts and analysis.md from a saved results JSON, measuring nothing")
-    add_plot_only_flags(p, "replay", plot_dir=False)
+    add_report_flags(p, "replay", "analysis.md", DEFAULT_OUT)
 
 
 def _capacity_rows(args) -> list[int]:
@@ -108,6 +101,16 @@ def run(args) -> int:
     return _finish(doc, out_json, Path(args.plot_dir) if args.plot_dir else out_json.parent, args.no_plots)
 
 
+def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
+    """analysis.md and the charts published with the JSON, JSON last (commands.outputs.finish)."""
+    from functools import partial
+
+    from rlperf.commands.outputs import finish
+
+    doc["analysis_markdown"] = str(plot_dir / "analysis.md")
+    return finish(doc, out_json, plot_dir, partial(_reports, charts=not no_plots), rows="results", noun="case")
+
+
 def measure(cases, args, gpu_counts) -> dict:
     """Run every case (skips recorded with reasons); returns the result document."""
     from tqdm import tqdm
@@ -161,25 +164,6 @@ def _print_layouts(args) -> int:
     return 0
 
 
-def _finish(doc: dict, out_json: Path, plot_dir: Path, no_plots: bool) -> int:
-    """Reports and JSON staged, then published together, JSON last: an interrupted run changes nothing,
-    and a second run to the same path never leaves its analysis.md beside this run's JSON."""
-    from rlperf.atomic import Staging, write_json
-
-    with Staging() as stage:
-        doc["plots"] = [str(plot_dir / p.name) for p in _reports(doc, stage.folder(plot_dir), charts=not no_plots)]
-        doc["analysis_markdown"] = str(plot_dir / "analysis.md")
-        write_json(stage.path(out_json), doc)
-        stage.publish(last=[out_json])
-    print(f"wrote {out_json} ({len(doc['results'])} measured, {len(doc['skipped'])} skipped)")
-    for p in doc["plots"]:
-        print(f"wrote {p}")
-    if not doc["results"]:
-        print("no case could run; see 'skipped' in the JSON for the reasons", file=sys.stderr)
-        return 1
-    return 0
-
-
 def _reports(doc: dict, plot_dir: Path, charts: bool = True) -> list[Path]:
     """analysis.md always (it is text, and the JSON names it), the charts unless told not to."""
     from rlperf.atomic import write_text
@@ -190,18 +174,14 @@ def _reports(doc: dict, plot_dir: Path, charts: bool = True) -> list[Path]:
     return write_charts(doc, plot_dir) if doc["results"] and charts else []
 
 
-def _plot_only(args) -> int:
-    from rlperf.atomic import Staging
-    from rlperf.report.jsonio import read_json
+SHAPE = {"results": list, "skipped": list, "workload": dict, "args": dict}  # what --plot-only reads
 
-    path = Path(args.plot_only)
-    doc = read_json(path, schema=SCHEMA, versions=(SCHEMA_VERSION,))
-    for key in ("results", "skipped", "workload", "args"):
-        if key not in doc:
-            raise UsageError(f"{path}: malformed rlperf replay result, missing key {key!r}")
-    plot_dir = plot_only_dir(args, "replay")
-    with Staging() as stage, malformed_rows(path):
-        _reports(doc, stage.folder(plot_dir))
-        for p in stage.publish():
-            print(f"wrote {p}")
+
+def _plot_only(args) -> int:
+    from rlperf.commands.outputs import replot
+
+    _doc, _folder, published = replot(args, "replay", schema=SCHEMA, version=SCHEMA_VERSION, shape=SHAPE,
+                                      reports=_reports)
+    for p in published:
+        print(f"wrote {p}")
     return 0

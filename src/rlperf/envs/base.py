@@ -17,6 +17,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from rlperf.envs.tolerances import Tolerances, load as load_tolerances
+
 
 @dataclass
 class EnvOutputs:
@@ -29,18 +31,6 @@ class EnvOutputs:
     term_logs: dict[str, float] = field(default_factory=dict)  # "reward/<name>" -> mean_envs(scale*term)
     # Further float outputs compared by parity under the obs tolerance (e.g. the probe's final-obs copy).
     extras: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Tolerances:
-    """Parity tolerances: |got - ref| <= atol + rtol * |ref| elementwise; terminations always exact."""
-
-    reward_rtol: float
-    reward_atol: float
-    log_rtol: float
-    log_atol: float
-    obs_rtol: float
-    obs_atol: float
 
 
 class EnvWorkload(Protocol):
@@ -91,6 +81,27 @@ def reduce_term_logs(partials: np.ndarray, names: Sequence[str], scales: Sequenc
             for k, name in enumerate(names) if scales[k] != 0.0}
 
 
+def first_call_seconds(kernel, args: tuple, what: str) -> float:
+    """Seconds of `kernel(*args)` called once at 1 Numba thread (its compile, or its cache load), the
+    thread count restored after; a kernel that specialised more than once is an error naming `what`:
+    timed inputs must keep the one dtype/layout it compiled for."""
+    import time
+
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
+        kernel(*args)
+        seconds = time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(previous)
+    if len(kernel.signatures) != 1:
+        raise RuntimeError(f"{what} has {len(kernel.signatures)} specialisations; inputs must keep one dtype/layout")
+    return seconds
+
+
 def active_scales(scales: Mapping[str, float], names: Sequence[str]) -> np.ndarray:
     """A dense float64 scale vector over the kernel's static term slots (absent terms are 0)."""
     unknown = set(scales) - set(names)
@@ -110,10 +121,8 @@ class ChunkedKernelWorkload:
     name: str
     profiles: tuple[str, ...]
     default_profile: str
-    tolerances: Tolerances
     obs_dim: int
     critic_dim: int
-    terms: tuple[str, ...]
     bytes_per_env: int
     _inputs: str
     _reference: str
@@ -124,6 +133,16 @@ class ChunkedKernelWorkload:
         import importlib
 
         return importlib.import_module(path)
+
+    @property
+    def tolerances(self) -> Tolerances:
+        """Derived from observed differences (rlperf.envs.tolerances, scripts/derive_tolerances.py)."""
+        return load_tolerances(self.name)
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The kernel's reward-term slots, in log order: the inputs module's TERMS."""
+        return self._module(self._inputs).TERMS
 
     def make_inputs(self, num_envs: int, profile: str, *, seed: int = 0, noise_level: float = 1.0) -> Any:
         return self._module(self._inputs).make_inputs(num_envs, profile, seed=seed, noise_level=noise_level)

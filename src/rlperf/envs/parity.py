@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from rlperf.envs.base import EnvOutputs, EnvWorkload, Tolerances
+from rlperf.envs.base import EnvOutputs, EnvWorkload
+from rlperf.envs.tolerances import Tolerances
 
 
 def max_abs_diff(ref: np.ndarray, got: np.ndarray) -> float:

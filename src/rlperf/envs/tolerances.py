@@ -11,10 +11,22 @@ absolute limit on a max-abs-diff track (`@within_tolerance`) is the same test as
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rlperf.envs.base import Tolerances
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Parity tolerances: |got - ref| <= atol + rtol * |ref| elementwise; terminations always exact."""
+
+    reward_rtol: float
+    reward_atol: float
+    log_rtol: float
+    log_atol: float
+    obs_rtol: float
+    obs_atol: float
+
 
 PATH = Path(__file__).with_name("tolerances.json")
 SCHEMA, VERSION = "rlperf.tolerances", 1

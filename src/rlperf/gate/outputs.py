@@ -6,7 +6,6 @@ import os
 import tempfile
 
 from rlperf.errors import UsageError
-from rlperf.report.jsonio import write_text_atomic  # re-exported: the one atomic writer lives there
 
 
 def check_output_path(path: str | None, flag: str) -> None:
@@ -48,4 +47,4 @@ def _check_creatable(path: str, full: str, flag: str) -> None:
         raise UsageError(f"{flag} {path!r} is not writable ({folder}: {exc.strerror})") from None
 
 
-__all__ = ["check_output_dir", "check_output_path", "write_text_atomic"]
+__all__ = ["check_output_dir", "check_output_path"]

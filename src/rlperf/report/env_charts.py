@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlperf.report.figures import label_points, pyplot, save_png
+from rlperf.report.figures import env_count_panel, label_points, pyplot, save_sweep
 
 CHART_NAME = "{task}_summary.png"
 
@@ -31,15 +31,7 @@ def plot_env(doc: dict, path: str | Path) -> Path:
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", label=f"{profile}, {threads}t")
             label_points(ax, ((x, y, f"{threads}t") for x, y in points))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("num_envs")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-        ax.grid(True, which="both", alpha=0.3)
-        if ax.lines[1:]:
-            ax.legend(fontsize=8)
-    fig.suptitle(f"{meta['task']} fused update_state (Numba, {meta.get('threading_layer', '?')}) vs numpy"
-                 f"\n{meta.get('device_line', '')}", fontsize=10)
-    fig.tight_layout()
-    return save_png(fig, path)
+        env_count_panel(ax, xlabel="num_envs", ylabel=ylabel, title=title)
+    return save_sweep(fig, f"{meta['task']} fused update_state (Numba, {meta.get('threading_layer', '?')}) vs numpy",
+                      meta, path)

@@ -29,3 +29,23 @@ def label_points(ax, points) -> None:
     """Write each (x, y, text) just above its point, small: e.g. the thread count behind a value."""
     for x, y, text in points:
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+
+
+def env_count_panel(ax, *, xlabel: str, ylabel: str, title: str) -> None:
+    """One panel of a sweep over env counts (rlperf env, rlperf noise): a log2 x axis, its labels, a light
+    grid, and a legend once a labelled line is drawn."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+
+
+def save_sweep(fig, title: str, meta: dict, path: str | Path) -> Path:
+    """A kernel sweep's figure titled with what ran, over the machine's one-line identity from the run's
+    meta, laid out and written (save_png)."""
+    fig.suptitle(f"{title}\n{meta.get('device_line', '')}", fontsize=10)
+    fig.tight_layout()
+    return save_png(fig, path)

@@ -9,12 +9,6 @@ from rlperf.errors import UsageError
 from rlperf import atomic
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write `text` whole or not at all, in the umask's mode (rlperf.atomic holds every writer; this
-    name stays for the gate and asvtools callers)."""
-    return atomic.write_text(path, text)
-
-
 def write_json(path: str | Path, doc: dict) -> Path:
     """Write `doc` to `path` whole or not at all (rlperf.atomic holds every writer)."""
     return atomic.write_json(path, doc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlperf.report.figures import label_points, pyplot, save_png
+from rlperf.report.figures import env_count_panel, label_points, pyplot, save_sweep
 
 CHART_NAME = "noise_{task}.png"
 
@@ -28,15 +28,8 @@ def plot_noise(doc: dict, path: str | Path) -> Path:
             ys = [points[x]["median_ms"] for x in xs]
             ax.plot(xs, ys, marker="o", label=variant)
             label_points(ax, ((x, y, f"{points[x]['threads']}t") for x, y in zip(xs, ys)))
-        ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("num_envs (64 values per env)")
-        ax.set_ylabel("ms per step (median, best thread count)")
-        ax.set_title(f"{dist}")
-        ax.grid(True, which="both", alpha=0.3)
-        if ax.lines:
-            ax.legend(fontsize=8)
-    fig.suptitle(f"actor-noise generation, {meta['task']} columns ({meta.get('threading_layer', '?')})"
-                 f"\n{meta.get('device_line', '')}", fontsize=10)
-    fig.tight_layout()
-    return save_png(fig, path)
+        env_count_panel(ax, xlabel="num_envs (64 values per env)", ylabel="ms per step (median, best thread count)",
+                        title=dist)
+    return save_sweep(fig, f"actor-noise generation, {meta['task']} columns ({meta.get('threading_layer', '?')})",
+                      meta, path)

@@ -29,7 +29,25 @@ def substeps_for(ctrl_dt: float, timestep: float) -> int:
     return n
 
 
-class MujocoBatch:
+class StateRows:
+    """qpos and qvel as views into the (N, state size) full-physics state rows, for every batch of envs
+    with MujocoBatch's interface (the simulated one and the recorded one)."""
+
+    state: np.ndarray
+    qpos_start: int
+    qvel_start: int
+    nv: int
+
+    @property
+    def qpos(self) -> np.ndarray:
+        return self.state[:, self.qpos_start:self.qvel_start]
+
+    @property
+    def qvel(self) -> np.ndarray:
+        return self.state[:, self.qvel_start:self.qvel_start + self.nv]
+
+
+class MujocoBatch(StateRows):
     """N envs of one shared MjModel; `step(ctrl)` runs `substeps` mj_steps per env with ctrl held."""
 
     def __init__(self, num_envs: int, *, ctrl_dt: float, threads: int, stepper: str = "rollout"):
@@ -62,15 +80,6 @@ class MujocoBatch:
         self.key_ctrl = np.array(key.ctrl, dtype=np.float64)
         self.write_rows(np.arange(num_envs), np.tile(self.key_qpos, (num_envs, 1)), np.zeros((num_envs, self.nv)))
         self.forward()
-
-    # ---- views -------------------------------------------------------------------------------
-    @property
-    def qpos(self) -> np.ndarray:
-        return self.state[:, self.qpos_start:self.qvel_start]
-
-    @property
-    def qvel(self) -> np.ndarray:
-        return self.state[:, self.qvel_start:self.qvel_start + self.nv]
 
     # ---- stepping ----------------------------------------------------------------------------
     def step(self, ctrl: np.ndarray) -> None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rlperf.e2e.collector.physics import StateRows
+
 RECORD_ENVS = 32
 RECORD_STEPS = 48
 
@@ -66,7 +68,7 @@ def record(collector, steps: int = RECORD_STEPS) -> Recording:
                      np.concatenate(reset_sensors), transitions, meta)
 
 
-class RecordedBatch:
+class RecordedBatch(StateRows):
     """Plays a Recording back over N envs with MujocoBatch's interface; never steps physics."""
 
     stepper = "recorded"
@@ -87,14 +89,6 @@ class RecordedBatch:
         self._t = 0
         self.state = recording.states[0][self._source].copy()
         self.sensordata = recording.sensordata[0][self._source].copy()
-
-    @property
-    def qpos(self) -> np.ndarray:
-        return self.state[:, self.qpos_start:self.qvel_start]
-
-    @property
-    def qvel(self) -> np.ndarray:
-        return self.state[:, self.qvel_start:self.qvel_start + self.nv]
 
     def step(self, ctrl: np.ndarray) -> None:
         self._t += 1

@@ -5,13 +5,12 @@ Importing this package compiles nothing; numba is imported only when the fused k
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
-from rlperf.envs.base import EnvOutputs, Tolerances, reduce_term_logs
+from rlperf.envs.base import EnvOutputs, first_call_seconds, reduce_term_logs
 from rlperf.envs.motion_tracking.inputs import ACTOR_DIM, CRITIC_DIM, MotionTrackingInputs, make_inputs
 from rlperf.envs.motion_tracking.profiles import PROFILES, TERMS
-from rlperf.envs.tolerances import load as load_tolerances
+from rlperf.envs.tolerances import Tolerances, load as load_tolerances
 
 
 class MotionTrackingWorkload:
@@ -50,22 +49,27 @@ class MotionTrackingWorkload:
 
         return update_state(inputs)
 
+    def kernel_args(self, inputs: MotionTrackingInputs) -> tuple:
+        """The kernel's positional arguments for `inputs` (a variant kernel brings its own)."""
+        from rlperf.envs.motion_tracking.fused import kernel_args
+
+        return kernel_args(inputs)
+
     def fused_runner(self, inputs: MotionTrackingInputs, num_threads: int) -> Callable[[], EnvOutputs]:
         """Set Numba's thread mask here; `run` re-applies it because the mask is thread-local."""
         import numba
 
-        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
-
-        if not update_state_kernel.signatures:
+        kernel = self.kernel
+        if not kernel.signatures:
             self.compile()
         numba.set_num_threads(num_threads)
-        args = kernel_args(inputs)
+        args = self.kernel_args(inputs)
         scales = inputs.profile.scales
         n = inputs.num_envs
 
         def run() -> EnvOutputs:
             numba.set_num_threads(num_threads)
-            update_state_kernel(*args)
+            kernel(*args)
             return EnvOutputs(
                 reward=inputs.reward,
                 terminated=inputs.terminated,
@@ -78,22 +82,8 @@ class MotionTrackingWorkload:
 
     def compile(self) -> float:
         """First call at 1 thread on tiny inputs of the exact runtime types; seconds (compile or cache load)."""
-        import numba
-
-        from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
-
-        args = kernel_args(make_inputs(4, self.default_profile, noise_level=0.0))
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            t0 = time.perf_counter()
-            update_state_kernel(*args)
-            seconds = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
-        if len(update_state_kernel.signatures) != 1:
-            raise RuntimeError(f"{self.name}: kernel has {len(update_state_kernel.signatures)} specialisations")
-        return seconds
+        args = self.kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0))
+        return first_call_seconds(self.kernel, args, f"{self.name}: {type(self).__name__}'s kernel")
 
     def compile_source(self) -> str:
         """'cache' if the kernel was loaded from Numba's cache, else 'compiled'."""

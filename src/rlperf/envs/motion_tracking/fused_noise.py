@@ -139,48 +139,9 @@ class DrawnNoiseMotionTracking(MotionTrackingWorkload):
         """The kernel's draws for `inp`'s key, by the numpy oracle (the single-thread numpy arm)."""
         return oracle_noise(inp.num_envs, inp.profile, inp.noise_seed, inp.step, inp.noise_level)
 
-    def fused_runner(self, inputs: DrawnMotionTrackingInputs, num_threads: int):
-        """As the default runner, with this kernel and its arguments."""
-        import numba
-
-        from rlperf.envs.base import EnvOutputs, reduce_term_logs
-        from rlperf.envs.motion_tracking.profiles import TERMS
-
-        if not update_state_kernel_drawn.signatures:
-            self.compile()
-        args = kernel_args(inputs)
-        scales = inputs.profile.scales
-        n = inputs.num_envs
-
-        def run() -> EnvOutputs:
-            numba.set_num_threads(num_threads)
-            update_state_kernel_drawn(*args)
-            return EnvOutputs(reward=inputs.reward, terminated=inputs.terminated, actor_obs=inputs.actor_obs,
-                              critic_obs=inputs.critic_obs,
-                              term_logs=reduce_term_logs(inputs.logs, TERMS, scales, n))
-
-        numba.set_num_threads(num_threads)
-        return run
-
-    def compile(self) -> float:
-        """First call at 1 thread on tiny inputs; seconds (this kernel always compiles: no cache)."""
-        import time
-
-        import numba
-
-        args = kernel_args(self.make_inputs(4, self.default_profile, noise_level=0.0))
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            t0 = time.perf_counter()
-            update_state_kernel_drawn(*args)
-            seconds = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
-        if len(update_state_kernel_drawn.signatures) != 1:
-            raise RuntimeError(f"{self.name}: drawn kernel has {len(update_state_kernel_drawn.signatures)} "
-                               "specialisations")
-        return seconds
+    def kernel_args(self, inputs: DrawnMotionTrackingInputs) -> tuple:
+        """The drawn kernel's arguments: the noise key where fused.kernel_args passes the four noise arrays."""
+        return kernel_args(inputs)
 
 
 WORKLOAD = DrawnNoiseMotionTracking()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlperf.envs.base import ChunkedKernelWorkload, Tolerances
-from rlperf.envs.tolerances import load as load_tolerances
+from rlperf.envs.base import ChunkedKernelWorkload
 
 
 class ProbeWorkload(ChunkedKernelWorkload):
@@ -26,17 +25,6 @@ class ProbeWorkload(ChunkedKernelWorkload):
     _reference = "rlperf.envs.probe.reference"
     _fused = "rlperf.envs.probe.fused"
     kernel_name = "probe_update_state"
-
-    @property
-    def tolerances(self) -> Tolerances:
-        """Derived from observed differences (rlperf.envs.tolerances, scripts/derive_tolerances.py)."""
-        return load_tolerances(self.name)
-
-    @property
-    def terms(self) -> tuple[str, ...]:
-        from rlperf.envs.probe.inputs import TERMS
-
-        return TERMS
 
     def scope(self, profile: str) -> str:
         return "reward+termination+obs+logs+final-obs copy (2%)"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rlperf.envs.base import ChunkedKernelWorkload, Tolerances
-from rlperf.envs.tolerances import load as load_tolerances
+from rlperf.envs.base import ChunkedKernelWorkload
 
 
 class WalkWorkload(ChunkedKernelWorkload):
@@ -19,17 +18,6 @@ class WalkWorkload(ChunkedKernelWorkload):
     _reference = "rlperf.envs.walk.reference"
     _fused = "rlperf.envs.walk.fused"
     kernel_name = "walk_update_state"
-
-    @property
-    def tolerances(self) -> Tolerances:
-        """Derived from observed differences (rlperf.envs.tolerances, scripts/derive_tolerances.py)."""
-        return load_tolerances(self.name)
-
-    @property
-    def terms(self) -> tuple[str, ...]:
-        from rlperf.envs.walk.inputs import TERMS
-
-        return TERMS
 
     def scope(self, profile: str) -> str:
         return "reward+termination+logs (other obs layout, not built)" if profile == "ppo_default" \

@@ -14,7 +14,8 @@ import tempfile
 
 from rlperf.asvtools.git import git, resolve, toplevel
 from rlperf.errors import InfrastructureError, UsageError
-from rlperf.gate.outputs import check_output_path, write_text_atomic
+from rlperf.atomic import write_text
+from rlperf.gate.outputs import check_output_path
 from rlperf.gate.power.injection import TARGETS, make_arms
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
 from rlperf.gate.power.tables import summarize, to_markdown
@@ -116,7 +117,7 @@ def run_study(args, command: str) -> dict:
                     trials.append(run_trial(clone, base, arm, args))
             doc.update(arms=summarize(arms, trials, args.injected), trials=trials)
         write_json(args.out_json, doc)
-        write_text_atomic(args.out_md, to_markdown(doc))
+        write_text(args.out_md, to_markdown(doc))
         return doc
     finally:
         if not args.resume:
