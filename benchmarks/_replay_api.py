@@ -23,12 +23,14 @@ def is_multi_rank(name: str, spec) -> bool:
 
 
 def torch_threads(gpus: int) -> int:
-    """Torch intra-op threads of one rank: the commit's rule where it has one (cores // GPUs)."""
+    """Torch intra-op threads of one rank: usable cores // GPUs, decided by the suite (a measurement
+    condition, not the code under test). Usable = the affinity mask: older commits' rule counted
+    os.cpu_count(), so a backfill pinned to one core of two ran two threads on it (docs/history.md)."""
     try:
-        from rlperf.replay.cases import default_torch_threads
-    except ImportError:
-        return max(1, (os.cpu_count() or 1) // gpus)
-    return default_torch_threads(gpus)
+        cores = len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity API (macOS)
+        cores = os.cpu_count() or 1
+    return max(1, cores // gpus)
 
 
 def build(case, *, threads: int, seed: int):

@@ -124,3 +124,16 @@ def test_asv_skips_infeasible_points_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout
     assert "skip needs 64 GPUs" in out and out.strip().endswith("False")
+
+
+def test_torch_threads_count_the_cores_the_process_may_run_on_not_the_machines(monkeypatch):
+    """A process pinned to one core of two ran two torch threads on it (bimodal gathers, docs/history.md)."""
+    import os
+
+    from rlperf.replay import cases
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert cases.default_torch_threads(1) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert cases.default_torch_threads(2) == 4 and cases.default_torch_threads(16) == 1

@@ -56,6 +56,9 @@ def add_parser(subparsers, name: str, help_text: str):
                    help="JSON lines, one per commit (default: results/reports/history/MACHINE/backfill.jsonl)")
     p.add_argument("--allow-host-change", action="store_true",
                    help="append although this host differs from the one the machine's history was measured on")
+    p.add_argument("--redo", action="store_true",
+                   help="measure commits already stored too: the store replaces only the points this run measures "
+                        "(with --bench, re-measure a part of the selection after a fix of how it is measured)")
     p.add_argument("--dry-run", action="store_true", help="print the commits and points, measure nothing")
     p.add_argument("--report", action="store_true",
                    help="print the log as Markdown (per commit: points, seconds, load, modules left out), measure nothing")
@@ -127,7 +130,7 @@ def run(args) -> int:
     with history_suite.suite_snapshot(repo, args.suite) as (suite_sha, suite):
         plan = bench_plan.make_plan(bench_plan.discover(suite), points=bench_plan.SELECTIONS[args.selection],
                                     bench=args.bench, cuda=bench_plan.cuda_visible())
-        todo = [c for c in commits if not has_results(results_dir, args.machine, c)]
+        todo = [c for c in commits if args.redo or not has_results(results_dir, args.machine, c)]
         narrowed = f", --bench {args.bench}" if args.bench else ""
         print(f"backfill: suite {suite_sha[:12]} ({args.selection}{narrowed}: {len(plan.run)} points, "
               f"{len(plan.not_run)} left out: {'; '.join(bench_plan.describe_not_run(plan)) or 'none'})", flush=True)
@@ -176,7 +179,7 @@ def _one_commit(repo, sha, suite, suite_sha, plan, args, results_dir, i, n) -> d
 
     t0, load_before = time.monotonic(), _load1()
     record = {"sha": sha, "subject": history_suite.subject(repo, sha), "suite": suite_sha,
-              "selection": args.selection, "bench": args.bench, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "selection": args.selection, "bench": args.bench, "redo": args.redo, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "load1_before": load_before, "cpu_affinity": sorted(os.sched_getaffinity(0))}
     print(f"backfill: [{i}/{n}] {sha[:12]} {record['subject'][:70]}", flush=True)
     try:

@@ -24,8 +24,19 @@ QUICK_CAPACITY_ROWS = 2**16  # the inner loop's capacity (a multiple of every ta
 
 
 def default_torch_threads(world_size: int) -> int:
-    """The reference's `auto`: cpu_count // world size, so rank processes never oversubscribe cores."""
-    return max(1, (os.cpu_count() or 1) // world_size)
+    """The reference's `auto`: usable cores // world size, so rank processes never oversubscribe cores.
+    Usable: the process's CPU affinity, not os.cpu_count(): a process pinned to one core of two (taskset,
+    a CI cpuset) ran two torch threads on it, and its gathers split into a fast and a slow mode
+    (docs/history.md)."""
+    return max(1, usable_cores() // world_size)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask), where the OS reports one."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity API (macOS)
+        return os.cpu_count() or 1
 
 
 @functools.lru_cache(maxsize=None)
