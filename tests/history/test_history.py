@@ -101,6 +101,8 @@ def test_the_regressions_page_lists_exactly_the_known_regressions(committed):
              if k["direction"] == "regression"}
     listed = set()
     for (machine, name, flags), series in committed.items():
+        if not SETTINGS.on_regressions_page(name):
+            continue
         weights = [p.weight for p in series.points]
         for index, _, _ in asv_steps.regressions(series.values, weights, asv_steps.threshold_for(name, SETTINGS.thresholds)):
             listed.add((machine, name, flags, series.points[index].commit[:8]))
@@ -232,7 +234,7 @@ def test_asv_publish_lists_the_regressions_that_asv_steps_computes(tmp_path, com
                round(best / before, 3))
               for name, path, _, _, _, _, jumps in page for _, _, before, best in jumps}
     mine = {(name, flags, round(best / before, 3))
-            for (_, name, flags), s in committed.items()
+            for (_, name, flags), s in committed.items() if SETTINGS.on_regressions_page(name)
             for _, before, best in asv_steps.regressions(s.values, [p.weight for p in s.points],
                                                          asv_steps.threshold_for(name, conf["regressions_thresholds"]))}
     assert listed == mine

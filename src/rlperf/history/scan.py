@@ -23,6 +23,13 @@ from rlperf.history.series import Series, load_series, machines, varying_facets
 class AsvSettings:
     results_dir: Path
     thresholds: dict[str, float]
+    # regexes whose regressions_first_commits entry is null: asv publish lists no regression for them
+    # (benchmarks whose direction asv cannot read: speedups, parity tolerances, rates)
+    page_skips: tuple[str, ...] = ()
+
+    def on_regressions_page(self, name: str) -> bool:
+        """Whether asv publish looks for regressions of point `name` at all (asv's rule: re.match)."""
+        return not any(re.match(rx, name) for rx in self.page_skips)
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,11 @@ def read_asv_conf(path: Path) -> AsvSettings:
     thresholds = conf.get("regressions_thresholds") or {}
     if not isinstance(thresholds, dict) or not all(isinstance(v, (int, float)) for v in thresholds.values()):
         raise UsageError(f"{path}: regressions_thresholds must map regexes to numbers, got {thresholds!r}")
-    return AsvSettings(path.parent / conf.get("results_dir", "results"), {str(k): float(v) for k, v in thresholds.items()})
+    first = conf.get("regressions_first_commits") or {}
+    if not isinstance(first, dict):
+        raise UsageError(f"{path}: regressions_first_commits must map regexes to commits or null, got {first!r}")
+    return AsvSettings(path.parent / conf.get("results_dir", "results"), {str(k): float(v) for k, v in thresholds.items()},
+                       tuple(str(k) for k, v in first.items() if v is None))
 
 
 def read_benchmarks(results_dir: Path) -> dict[str, dict]:
