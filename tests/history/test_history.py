@@ -11,7 +11,7 @@ import pytest
 from rlperf.cli import main
 from rlperf.history import asv_steps
 from rlperf.history.detect import MIN_SIZE, find_steps
-from rlperf.history.scan import read_asv_conf
+from rlperf.history.scan import read_asv_conf, read_benchmarks
 from rlperf.history.series import load_series
 from rlperf.report import summary
 
@@ -31,8 +31,13 @@ def committed():
     return out
 
 
+DIRECTIONS = {name: meta.get("direction") for name, meta in read_benchmarks(SETTINGS.results_dir).items()}
+
+
 def _steps(series, method="edivisive"):
-    return find_steps(series, method, asv_steps.threshold_for(series.name, SETTINGS.thresholds))
+    """Steps as `rlperf history` reads them: each benchmark's declared direction (speedups, parity)."""
+    return find_steps(series, method, asv_steps.threshold_for(series.name, SETTINGS.thresholds),
+                      direction=DIRECTIONS.get(series.benchmark))
 
 
 def _known_series(committed, known):

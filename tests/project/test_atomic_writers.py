@@ -1,4 +1,4 @@
-"""One module holds the atomic writers (issue 24 §1, §6): every write-to-a-temp-then-rename in src goes
+"""One module holds the atomic writers (the structure issue, sections 1 and 6): every write-to-a-temp-then-rename in src goes
 through rlperf.atomic, so each gets its guarantees (whole or nothing, the umask's mode, no stray temp
 file). Parses source only."""
 
