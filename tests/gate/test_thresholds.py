@@ -119,11 +119,12 @@ def test_the_bimodal_gpu_gathers_were_advisory_with_their_measured_cv(placement,
 
 @pytest.mark.parametrize("placement", ["gpu-compact", "gpu-fused-bf16", "gpu-fused", "gpu"])
 def test_todays_gpu_gathers_are_gated_at_the_default_factor(placement):
-    """Since the run-ahead fix every gather needs under x1.02 across fresh processes (run-noise/): gated,
-    never narrower than [gate] factor."""
+    """Since the run-ahead fix every gather needs under x1.02 across fresh processes (run-noise/); the GPU
+    history's consecutive-commit spread (which still holds the pre-fix commits and the de34abe step) asks
+    up to x1.12: the wider of the two decides, gated, never narrower than [gate] factor."""
     name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
     policy = policy_for(_h200_config(), "bench_replay.ReplayGpuSample.track_ms", name, {})
-    assert policy.advisory is None and policy.factor == 1.1 and "derived" in policy.source
+    assert policy.advisory is None and 1.1 <= policy.factor < 1.25 and "derived" in policy.source
 
 
 def test_a_measured_unimodal_gather_gets_its_own_factor():
