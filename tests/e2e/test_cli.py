@@ -9,16 +9,7 @@ import pytest
 
 from rlperf.cli import main
 from rlperf.e2e.loop import collectors
-from tests.e2e.test_loop_fake import FakeCollector
-
-TINY = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
-        "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]
-
-
-@pytest.fixture
-def fake_collector(monkeypatch):
-    monkeypatch.setattr(collectors, "load_collector_class", lambda: FakeCollector)
-    monkeypatch.setattr(collectors, "collector_missing_reason", lambda: None)
+from tests.e2e.test_loop_fake import TINY
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -9,6 +9,10 @@ import torch
 
 from rlperf.replay.storage import ReplayStorage
 
+# Hydra overrides for a tiny SAC learner, shared by the e2e CLI and asv-class tests
+TINY = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
+        "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]
+
 PHASES = ("physics", "state_read", "noise", "inputs", "update_state", "policy", "replay_add", "reset_done", "other")
 
 

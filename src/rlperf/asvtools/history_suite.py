@@ -76,9 +76,15 @@ def history_commits(repo: str, branch: str, last: int, paths: list[str]) -> list
     """The commits a history covers, newest first: the last `last` first-parent commits of `branch`, plus
     every first-parent commit of it that changed one of `paths` (where the measured code moves)."""
     chain = git(repo, "rev-list", "--first-parent", resolve(repo, branch)).split()
-    touched = set(git(repo, "rev-list", "--first-parent", resolve(repo, branch), "--", *paths).split()) if paths else set()
-    keep = set(chain[:last]) | touched
+    keep = set(chain[:last]) | changed_commits(repo, branch, paths)
     return [sha for sha in chain if sha in keep]
+
+
+def changed_commits(repo: str, branch: str, paths: list[str]) -> set[str]:
+    """The first-parent commits of `branch` that changed one of `paths` (none when no path is given)."""
+    if not paths:
+        return set()
+    return set(git(repo, "rev-list", "--first-parent", resolve(repo, branch), "--", *paths).split())
 
 
 def subject(repo: str, sha: str) -> str:
@@ -86,4 +92,4 @@ def subject(repo: str, sha: str) -> str:
     return git(repo, "log", "-1", "--format=%s", sha)
 
 
-__all__ = ["SUITE_PACKAGE", "history_commits", "import_error", "importable_suite", "subject", "suite_modules", "suite_snapshot"]
+__all__ = ["SUITE_PACKAGE", "changed_commits", "history_commits", "import_error", "importable_suite", "subject", "suite_modules", "suite_snapshot"]

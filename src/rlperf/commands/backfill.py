@@ -82,17 +82,9 @@ def _commits(repo: str, args) -> list[str]:
     if args.order == "oldest-first":
         return commits[::-1]
     if args.order == "changes-first" and paths:
-        touched = set(git.git(repo, "rev-list", "--first-parent", git.resolve(repo, args.branch), "--", *paths).split())
+        touched = history_suite.changed_commits(repo, args.branch, paths)
         return [c for c in commits if c in touched] + [c for c in commits if c not in touched]
     return commits
-
-
-def _host_change(results_dir: str, machine: str) -> list[str]:
-    from rlperf.asvtools.fingerprint import newest, static_facts
-    from rlperf.gate.host import differing
-
-    stored = (newest(results_dir, machine) or {}).get("static")
-    return differing(stored, static_facts(), "history", "this host") if stored else []
 
 
 def _load1() -> float:
@@ -104,6 +96,7 @@ def run(args) -> int:
     from rlperf.asvtools.conf import CONF_NAME, load_conf
     from rlperf.asvtools.stored import has_results
     from rlperf.errors import InfrastructureError
+    from rlperf.gate.host import history_host_change
     from rlperf.measure.machine import check_machine_name
 
     repo = os.getcwd()
@@ -140,7 +133,7 @@ def run(args) -> int:
             for sha in todo:
                 print(f"  {sha[:12]} {history_suite.subject(repo, sha)}")
             return 0
-        changed = _host_change(results_dir, args.machine) if todo else []
+        changed = history_host_change(results_dir, args.machine) if todo else []
         if changed and not args.allow_host_change:
             print(f"backfill: this host is not the one the history of {args.machine!r} was measured on: "
                   f"{'; '.join(changed)}. Use another --machine, or --allow-host-change.", flush=True)

@@ -13,7 +13,8 @@ from rlperf.asvtools.store import DEFAULT_WAIT_S
 from rlperf.gate import passdir
 from rlperf.gate.config import GateConfig
 from rlperf.gate.exitcodes import GateExit, InfrastructureError, SuiteImportError, worst
-from rlperf.gate.host import compare_hosts, differing
+from rlperf.gate.host import compare_hosts
+from rlperf.gate.host import history_host_change as host_history_change
 from rlperf.gate.interleave import measure_interleaved, paired_values, pass_values, representative
 from rlperf.gate.results import (CommitResults, compile_bench, describe_identity_mismatch, has_results,
                                  load_benchmark_meta, load_commit, pair_envs, read_benchmark_meta, select)
@@ -318,15 +319,8 @@ def backfill_commits(where: Where, spec: str) -> list[str]:
 
 
 def history_host_change(where: Where) -> list[str]:
-    """This host's static facts against those of the newest fingerprint stored under the machine name:
-    one series must hold one host, or its graph draws a step no commit made. [] when they agree or
-    the history has no fingerprint yet."""
-    from rlperf.asvtools.fingerprint import newest, static_facts
-
-    stored = (newest(where.results_dir, where.machine) or {}).get("static")
-    if not stored:
-        return []
-    return differing(stored, static_facts(), "history", "this host")
+    """gate.host.history_host_change for the flow's results folder and machine."""
+    return host_history_change(where.results_dir, where.machine)
 
 
 def backfill(where: Where, spec: str, echo=print, allow_host_change: bool = False) -> tuple[GateExit, list[str]]:

@@ -80,4 +80,15 @@ def compare_hosts(base_envs: dict[str, dict], head_envs: dict[str, dict],
     return HostCheck(same=not diffs, differences=tuple(diffs), compared=compared, warnings=tuple(warnings))
 
 
-__all__ = ["MIN_BAND", "HostCheck", "compare_hosts", "differing"]
+def history_host_change(results_dir: str, machine: str) -> list[str]:
+    """This host's static facts against those of the newest fingerprint stored under `machine`: one series
+    must hold one host, or its graph draws a step no commit made. [] when they agree or the history has no
+    fingerprint yet."""
+    from rlperf.asvtools.fingerprint import newest, static_facts
+
+    stored = (newest(results_dir, machine) or {}).get("static")
+    return differing(stored, static_facts(), "history", "this host") if stored else []
+
+
+__all__ = ["MIN_BAND", "HostCheck", "compare_hosts", "differing", "history_host_change"]
+
