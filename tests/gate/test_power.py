@@ -101,6 +101,10 @@ def test_null_only_plans_the_null_arm_and_calibrates_nothing(tmp_path):
                             "--dry-run", "--out-json", str(out), "--out-md", str(tmp_path / "power.md")])
     assert code == 0
     assert [a["arm"] for a in json.loads(out.read_text())["plan"]] == ["null"]
+    gpu = tmp_path / "gpu.json"  # the GPU target's null arm needs no launch count either
+    assert study(["--repo", str(ROOT), "--target", "gpu-fused", "--null-only", "--blocks", "1", "--paired-seconds", "1",
+                  "--dry-run", "--out-json", str(gpu), "--out-md", str(tmp_path / "gpu.md")]) == 0
+    assert [a["arm"] for a in json.loads(gpu.read_text())["plan"]] == ["null"]
     assert study(["--null-only", "--no-null", "--out-json", str(tmp_path / "p.json"),
                             "--out-md", str(tmp_path / "p.md")]) == 2
 

@@ -48,7 +48,7 @@ def check_options(args) -> None:
         args.steps = _numbers(args.steps, int, "--steps", "3,5 (one per --sizes value)")
         if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
-    if args.target != "walk" and args.steps is None and not args.resume:
+    if args.target != "walk" and args.steps is None and not args.resume and args.sizes:  # a null arm injects nothing
         raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
     args.confirm = _numbers(args.confirm, int, "--confirm", "1,15") if args.confirm else []
     args.screens = _numbers(args.screens, float, "--screens", "1,0.6")
