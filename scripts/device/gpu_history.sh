@@ -4,18 +4,22 @@
 #   rm -rf /tmp/repo; git clone -q -b BRANCH BUNDLE /tmp/repo && cp -r .wheels /tmp/repo/ && \
 #     STEP=backfill MACHINE=M COMMITS=a,b,... [BENCH=regex] MAX_MIN=7 LIMIT=530 bash /tmp/repo/scripts/device/gpu_history.sh
 #     STEP=gate MACHINE=M PAIRS="base:head:name ..." BENCH=regex LIMIT=... bash /tmp/repo/scripts/device/gpu_history.sh
-#     (the gate step has not run on the device yet: the session that wrote it ran out of device time)
+#   NAME=x names the packed folder (default STEP), so two steps of one call come back as two files. The e2e
+#   points need mujoco-core among the wheels and the G1 files in .e2e_assets/ (see scripts/device/steps.sh).
 # backfill: results go to a scratch folder that first receives MACHINE's committed fingerprints, so the host
 # guard compares this host with the one the history was measured on; on a refusal (another host) it runs
 # again with --allow-host-change, the new host drawing its own series. Everything (results, the JSON
-# lines, the output, machine.txt) is packed into $OUT/gpuhist-STEP.tgz, also when LIMIT cut the step.
+# lines, the output, machine.txt) is packed into $OUT/gpuhist-NAME.tgz, also when LIMIT cut the step.
 source "$(dirname "$0")/common.sh"
 export NUMBA_CACHE_DIR=/tmp/numba-cache OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # asv's benchmark.py drops PYTHONPATH (where common.sh puts rlperf and asv_runner) unless ASV_PYTHONPATH is set;
 # the commit's overlay goes in front of it (asvtools.run_commit), so the measured code is the commit's.
 export ASV_PYTHONPATH=/tmp/site
 : "${STEP:?}" "${MACHINE:?}" "${LIMIT:?}"
-DEST=/tmp/gpuhist-$STEP
+NAME=${NAME:-$STEP}
+DEST=/tmp/gpuhist-$NAME
+# the G1 asset package where asv's benchmark processes import from (ASV_PYTHONPATH below)
+[ -d .e2e_assets ] && cp -r .e2e_assets/. /tmp/site/
 rm -rf "$DEST" && mkdir -p "$DEST"
 cp "$WORK/machine.txt" "$DEST/"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$DEST/started_utc"
@@ -54,5 +58,5 @@ gate() {
 
 "$STEP"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$DEST/finished_utc"
-tar czf "$OUT/gpuhist-$STEP.tgz" -C "$(dirname "$DEST")" "$(basename "$DEST")"
+tar czf "$OUT/gpuhist-$NAME.tgz" -C "$(dirname "$DEST")" "$(basename "$DEST")"
 ls -la "$OUT"
