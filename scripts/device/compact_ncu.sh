@@ -4,8 +4,9 @@
 #   1. the GPU tests of the compact kernel and of the kernel probe (launch variants give the same batch);
 #   2. Nsight Compute over gpu-fused-bf16, gpu-compact-fused and gpu-fused (fp32): 3 launches each after 5
 #      warm-up ones (`--profile-from-start off`; the driver brackets them with cudaProfilerStart/Stop), clocks
-#      left to the GPU; if the metric list is refused, the same sections without it; if the counters are
-#      refused (ERR_NVGPUCTRPERM), the log says so and step 3 still runs;
+#      left to the GPU, caches flushed before each replay pass (each pass replays the same rows); metrics and
+#      sections this ncu lacks are dropped (logged); if the metric list is refused, the sections without it; if
+#      the counters are refused (ERR_NVGPUCTRPERM), the log says so and step 3 still runs;
 #   3. CUDA-event A/B, one factor at a time (threads a block; the compact successor's distance), 5 rounds.
 # Comes back: gpu-tests.log, summary.txt, ncu-raw.csv, ncu.md, ab.jsonl, ab.md and all.tgz (the ncu report,
 # the details page as CSV and text, logs, machine identity).
@@ -37,10 +38,19 @@ if grep -q "^dram__bytes" "$W/query-metrics.txt"; then  # keep the metrics this 
   done
   METRICS=${KEEP#,}
 fi
+[ -n "$NCU" ] && timeout 20 "$NCU" --list-sections > "$W/list-sections.txt" 2>&1
+if grep -qw SpeedOfLight "$W/list-sections.txt"; then  # likewise the sections
+  KEEP=()
+  for ((i = 1; i < ${#SECTIONS[@]}; i += 2)); do
+    s=${SECTIONS[i]}
+    if grep -qw "$s" "$W/list-sections.txt"; then KEEP+=(--section "$s"); else log "ncu lacks section $s"; fi
+  done
+  SECTIONS=("${KEEP[@]}")
+fi
 profile() {  # $1: timeout s, rest: extra ncu flags
   local t=$1; shift
   timeout "$t" "$NCU" --profile-from-start off --kernel-name regex:'sample_(compact|int4|float2)' \
-    --clock-control none "${SECTIONS[@]}" "$@" -f -o "$W/ncu" \
+    --clock-control none --cache-control all "${SECTIONS[@]}" "$@" -f -o "$W/ncu" \
     python3 scripts/device/compact_ncu.py profile --warmup 5 --launches 3 >> "$W/ncu.log" 2>&1
 }
 if [ -n "$NCU" ]; then
