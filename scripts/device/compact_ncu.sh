@@ -7,7 +7,8 @@
 #      left to the GPU, caches flushed before each replay pass (each pass replays the same rows); metrics and
 #      sections this ncu lacks are dropped (logged); if the metric list is refused, the sections without it; if
 #      the counters are refused (ERR_NVGPUCTRPERM), the log says so and step 3 still runs;
-#   3. CUDA-event A/B, one factor at a time (threads a block; the compact successor's distance), 5 rounds.
+#   3. CUDA-event A/B, one factor at a time (threads a block; for the compact kernel the successor's distance
+#      and a plan without its byte-by-byte or its misaligned path), 5 interleaved rounds.
 # Comes back: gpu-tests.log, summary.txt, ncu-raw.csv, ncu.md, ab.jsonl, ab.md and all.tgz (the ncu report,
 # the details page as CSV and text, logs, machine identity).
 source "$(dirname "$0")/common.sh"

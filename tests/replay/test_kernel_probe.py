@@ -8,12 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
-from rlperf.replay.kernel_probe import PLACEMENTS, Variant, check_placements, variants
+from rlperf.replay.compact_plan import MIXED, NEXT, ROW, ZERO, compact_plan
+from rlperf.replay.kernel_probe import PLACEMENTS, Variant, check_placements, diagnostic_plan, variants
+from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
 from rlperf.workload import compose
@@ -35,9 +38,28 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert vs[0] == Variant("gpu-compact-fused") and vs[0].threads == THREADS and vs[0].step_rows is None
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
-        assert (v.threads != THREADS) + (v.step_rows is not None) == 1
-    assert [v.checked for v in vs if v.step_rows is not None] == [False, False]  # other rows: not the same batch
-    assert all(v.step_rows is None for v in variants("gpu-fused-bf16", elided=False))
+        assert (v.threads != THREADS) + (v.step_rows is not None) + (v.plan is not None) == 1
+    diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
+    assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
+    assert all(v.checked for v in variants("gpu-fused-bf16", elided=False))
+
+
+def test_the_diagnostic_plans_take_out_one_path_and_keep_every_load_in_its_row():
+    layout = storage_layout("compact", WL.layout)
+    plan = compact_plan(layout)
+    kinds = plan.vectors[:, 0]
+    misaligned = np.isin(kinds, (ROW, NEXT)) & (plan.vectors[:, 1] % 16 != 0)
+    assert misaligned.any() and (kinds == MIXED).sum() == 2  # both paths exist in a motion-tracking row
+    no_mixed = diagnostic_plan(plan.vectors, "no-mixed")
+    assert (no_mixed[kinds == MIXED, 0] == ZERO).all() and np.array_equal(no_mixed[kinds != MIXED],
+                                                                       plan.vectors[kinds != MIXED])
+    aligned = diagnostic_plan(plan.vectors, "aligned")
+    assert (aligned[np.isin(kinds, (ROW, NEXT)), 1:3] % 16 == 0).all()
+    assert (aligned[misaligned, 1] < plan.vectors[misaligned, 1]).all()
+    assert (0 <= aligned[:, 1]).all() and (aligned[kinds == ROW, 1] + 16 <= layout.stored_row_bytes).all()
+    assert np.array_equal(aligned[kinds == MIXED], plan.vectors[kinds == MIXED])
+    with pytest.raises(UsageError, match="no-mixed, aligned"):
+        diagnostic_plan(plan.vectors, "nope")
 
 
 def test_an_unknown_placement_is_refused_naming_the_ones_the_probe_knows():
@@ -55,6 +77,10 @@ def test_the_compact_kernel_arguments_move_only_the_successor_when_asked():
     moved = pl.kernel_args(7, step_rows=1)
     assert int(moved[12]) == 1
     assert [int(a) for i, a in enumerate(moved) if i != 12] == [int(a) for i, a in enumerate(args) if i != 12]
+    other = torch.zeros_like(pl.vplan)
+    replanned = pl.kernel_args(7, vplan=other)
+    assert int(args[5]) == pl.vplan.data_ptr() and int(replanned[5]) == other.data_ptr()
+    assert [int(a) for i, a in enumerate(replanned) if i != 5] == [int(a) for i, a in enumerate(args) if i != 5]
 
 
 def test_a_whole_row_kernel_takes_its_row_in_vectors_and_has_no_successor_to_move():
@@ -62,8 +88,9 @@ def test_a_whole_row_kernel_takes_its_row_in_vectors_and_has_no_successor_to_mov
     args = pl.kernel_args(2)
     assert pl.kernel == "sample_float2" and int(args[4]) == pl.layout.stored_row_bytes // 8  # 3,720 B: 8-byte vectors
     assert int(args[-1]) == 2 and len(args) == 10
-    with pytest.raises(ValueError, match="successor"):
-        pl.kernel_args(2, step_rows=1)
+    for diagnostic in ({"step_rows": 1}, {"vplan": torch.zeros(1)}):
+        with pytest.raises(ValueError, match="not elided"):
+            pl.kernel_args(2, **diagnostic)
 
 
 @pytest.mark.parametrize("threads", [0, 48, 2048])
@@ -89,7 +116,7 @@ def test_every_checked_variant_writes_the_default_batch_and_a_moved_successor_do
         for v in variants(name, elided=pl.layout.elide_next):
             if v.checked:
                 assert same_output(pl, v), v.label
-            else:  # reads other rows: the factor really changes what the kernel reads
+            else:  # other rows or another plan: the factor really changes what the kernel reads
                 assert not same_output(pl, v), v.label
     finally:
         del pl

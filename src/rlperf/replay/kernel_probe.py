@@ -6,7 +6,9 @@
 - `variants` / `ab_timings`: the same draw launched with other shapes. Threads per block (rows in flight per
   block) must give the batch of the default launch byte for byte (`same_output` checks it); the compact
   kernel's successor distance (`step_rows` 0: the row itself, 1: the adjacent row) reads other rows, so its
-  output differs by design: a diagnostic of where the bytes come from, marked `checked=False`.
+  output differs by design: a diagnostic of where the bytes come from, marked `checked=False`. So are the two
+  plan diagnostics (`diagnostic_plan`): `no-mixed` writes zeros for the byte-by-byte vectors, `aligned` loads
+  every vector from the aligned 16 bytes at or below its source (one load, no shifts): what those paths cost.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
+
+from rlperf.errors import choice_error
 from rlperf.replay.placements.cupy_kernels import THREADS
 
 PLACEMENTS = ("gpu-fused-bf16", "gpu-compact-fused", "gpu-fused")
 THREADS_CHOICES = (64, 128, 256, 512, 1024)
 STEP_CHOICES = (0, 1)  # the successor as the row itself, as the next row (the real one is num_envs rows on)
+PLAN_CHOICES = ("no-mixed", "aligned")
 
 
 @dataclass(frozen=True)
@@ -29,15 +35,17 @@ class Variant:
     placement: str
     threads: int = THREADS
     step_rows: int | None = None
+    plan: str | None = None  # one of PLAN_CHOICES: a diagnostic plan for the compact kernel
 
     @property
     def checked(self) -> bool:
-        return self.step_rows is None
+        return self.step_rows is None and self.plan is None
 
     @property
     def label(self) -> str:
         step = "" if self.step_rows is None else f" step={self.step_rows}"
-        return f"{self.placement} threads={self.threads}{step}"
+        plan = "" if self.plan is None else f" plan={self.plan}"
+        return f"{self.placement} threads={self.threads}{step}{plan}"
 
 
 def variants(placement: str, *, elided: bool) -> list[Variant]:
@@ -45,13 +53,29 @@ def variants(placement: str, *, elided: bool) -> list[Variant]:
     out = [Variant(placement)] + [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
         out += [Variant(placement, step_rows=s) for s in STEP_CHOICES]
+        out += [Variant(placement, plan=p) for p in PLAN_CHOICES]
+    return out
+
+
+def diagnostic_plan(vectors: np.ndarray, name: str) -> np.ndarray:
+    """A copy of the compact kernel's vector plan (`compact_plan.CompactPlan.vectors`) with one path taken out:
+    `no-mixed`: MIXED vectors become ZERO; `aligned`: ROW and NEXT sources (and terminal offsets) rounded down
+    to 16 bytes, so `load16` takes its one-load branch. The loads stay inside the same rows."""
+    from rlperf.replay.compact_plan import MIXED, NEXT, ROW, VEC, ZERO
+
+    out = vectors.copy()
+    if name == "no-mixed":
+        out[out[:, 0] == MIXED] = (ZERO, 0, 0, 0)
+    elif name == "aligned":
+        moved = np.isin(out[:, 0], (ROW, NEXT))
+        out[moved, 1:3] = out[moved, 1:3] // VEC * VEC
+    else:
+        raise choice_error("diagnostic plan", name, PLAN_CHOICES)
     return out
 
 
 def check_placements(names) -> list[str]:
     """`names` if every one is a fused placement the probe knows, else a UsageError naming the choices."""
-    from rlperf.errors import choice_error
-
     for name in names:
         if name not in PLACEMENTS:
             raise choice_error("placement", name, PLACEMENTS)
@@ -76,11 +100,17 @@ def build(placement: str, exponent: int, *, seed: int = 0):
 
 def launcher(pl, variant: Variant, tick: int | None = None):
     """A no-argument call that launches `variant` on `pl`'s stream: draw `tick`, or the next tick each call."""
+    import torch
+
     from rlperf.replay.placements.cupy_kernels import launch
+
+    vplan = None  # held by the closure while it launches
+    if variant.plan is not None:
+        vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
 
     def call() -> None:
         t = pl.sampler.next_tick() if tick is None else tick
-        launch(pl.kernel, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows),
+        launch(pl.kernel, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan),
                threads=variant.threads)
 
     return call
@@ -124,8 +154,8 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
     vs = variants(placement, elided=pl.layout.elide_next)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "checked": v.checked, "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []}
-            for v in vs]
+             "plan": v.plan, "checked": v.checked, "same_output": same_output(pl, v) if v.checked else None,
+             "medians_ms": []} for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
             samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=pl.stream, inner=inner,
@@ -136,5 +166,5 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     return rows
 
 
-__all__ = ["PLACEMENTS", "Variant", "ab_timings", "build", "check_placements", "launcher", "profile", "same_output",
-           "variants"]
+__all__ = ["PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build", "check_placements", "diagnostic_plan",
+           "launcher", "profile", "same_output", "variants"]
