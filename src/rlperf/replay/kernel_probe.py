@@ -107,6 +107,7 @@ def launcher(pl, variant: Variant, tick: int | None = None):
     vplan = None  # held by the closure while it launches
     if variant.plan is not None:
         vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
+        torch.cuda.synchronize()  # copied on the default stream; the launches run on pl.stream
 
     def call() -> None:
         t = pl.sampler.next_tick() if tick is None else tick
@@ -125,6 +126,7 @@ def same_output(pl, variant: Variant, tick: int = 10**6) -> bool:
     want, want_idx = pl.out.clone(), pl.idx.clone()
     pl.out.zero_()
     pl.idx.zero_()
+    torch.cuda.synchronize()  # the zeros (default stream) land before the variant's launch (pl.stream)
     launcher(pl, variant, tick)()
     torch.cuda.synchronize()
     return bool(torch.equal(pl.out, want) and torch.equal(pl.idx, want_idx))
