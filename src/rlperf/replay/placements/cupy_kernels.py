@@ -214,8 +214,12 @@ def _external_stream(handle: int, device: int):
         return cupy.cuda.ExternalStream(handle, device)
 
 
-def launch(name: str, torch_stream, rows: int, *args) -> None:
-    """Launch `name` with one warp per row on `torch_stream`; ints become the kernel's scalar types."""
-    blocks = min(-(-rows // (THREADS // 32)), 65535)
+def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:
+    """Launch `name` with one warp per row on `torch_stream`, `threads` a block (a multiple of 32: more rows in
+    flight per block, same work per warp); ints become the kernel's scalar types."""
+    if threads % 32 or not 32 <= threads <= 1024:
+        raise ValueError(f"threads per block must be a multiple of 32 in 32..1024, got {threads}")
+    warps = threads // 32
+    blocks = min(-(-rows // warps), 65535)
     with cupy_stream(torch_stream):
-        kernel(name)((blocks,), (THREADS,), args)
+        kernel(name)((blocks,), (threads,), args)

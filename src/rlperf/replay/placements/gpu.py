@@ -78,22 +78,28 @@ class GpuReplay(Placement):
     def _fused_sample(self) -> None:
         from rlperf.replay.placements.cupy_kernels import launch
 
+        launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))
+
+    def kernel_args(self, tick: int, *, step_rows: int | None = None, vplan: torch.Tensor | None = None) -> tuple:
+        """The fused kernel's arguments for draw `tick` (the kernel probe relaunches a tick with other launch
+        shapes). Diagnostics of the compact kernel (other bytes, not the batch): `step_rows` moves the successor
+        row, `vplan` replaces the vector plan."""
         first, count = self.storage.sampleable()
+        draw = (np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows), np.uint64(self.sampler.seed),
+                np.uint64(tick))
         if self.layout.elide_next:
             st = self.storage
-            launch(self.kernel, self.stream, self.sample_rows,
-                   *(np.uint64(t.data_ptr()) for t in (self.table, self.idx, self.out, st.slot_of_row, st.terminal,
-                                                      self.vplan, self.bplan)),
-                   np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(self.plan.mixed),
-                   np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
-                   np.uint64(self.step_rows), np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows),
-                   np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
-            return
-        launch(self.kernel, self.stream, self.sample_rows,
-               np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
-               np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes),
-               np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows),
-               np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))
+            step = self.step_rows if step_rows is None else step_rows
+            plan = self.vplan if vplan is None else vplan
+            return (*(np.uint64(t.data_ptr()) for t in (self.table, self.idx, self.out, st.slot_of_row, st.terminal,
+                                                       plan, self.bplan)),
+                    np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(self.plan.mixed),
+                    np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
+                    np.uint64(step), *draw)
+        if step_rows is not None or vplan is not None:
+            raise ValueError(f"step_rows and vplan are the compact kernel's; layout {self.layout.name!r} is not elided")
+        return (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
+                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes), *draw)
 
     def sample(self) -> torch.Tensor:
         if self.stream is None:

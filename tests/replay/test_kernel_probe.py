@@ -1,0 +1,124 @@
+"""The kernel probe that Nsight Compute and the CUDA-event A/B drive (scripts/device/compact_ncu.sh): its
+variants, the kernel arguments it relaunches a draw with, and its driver's bad input; on a GPU, that every
+launch variant it calls checked writes the default launch's batch byte for byte."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rlperf.errors import UsageError
+from rlperf.replay.build import build_placement
+from rlperf.replay.compact_plan import MIXED, NEXT, ROW, ZERO, compact_plan
+from rlperf.replay.kernel_probe import PLACEMENTS, Variant, check_placements, diagnostic_plan, variants
+from rlperf.replay.layouts import storage_layout
+from rlperf.replay.placements import PLACEMENTS as SPECS
+from rlperf.replay.placements.cupy_kernels import THREADS, launch
+from rlperf.workload import compose
+
+ROOT = Path(__file__).resolve().parents[2]
+WL = compose("g1_motion_tracking", "motrix")
+
+
+def _cpu_placement(name: str):
+    """The placement on the CPU with its kernel's setup done (plan, vector width), as on a GPU."""
+    pl = build_placement(SPECS[name], WL, 2**13, device=None, threads=1, seed=3)
+    pl.setup()
+    pl._setup_kernel()
+    return pl
+
+
+def test_variants_start_with_the_default_launch_and_change_one_factor_each():
+    vs = variants("gpu-compact-fused", elided=True)
+    assert vs[0] == Variant("gpu-compact-fused") and vs[0].threads == THREADS and vs[0].step_rows is None
+    assert len({v.label for v in vs}) == len(vs)
+    for v in vs[1:]:
+        assert (v.threads != THREADS) + (v.step_rows is not None) + (v.plan is not None) == 1
+    diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
+    assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
+    assert all(v.checked for v in variants("gpu-fused-bf16", elided=False))
+
+
+def test_the_diagnostic_plans_take_out_one_path_and_keep_every_load_in_its_row():
+    layout = storage_layout("compact", WL.layout)
+    plan = compact_plan(layout)
+    kinds = plan.vectors[:, 0]
+    misaligned = np.isin(kinds, (ROW, NEXT)) & (plan.vectors[:, 1] % 16 != 0)
+    assert misaligned.any() and (kinds == MIXED).sum() == 2  # both paths exist in a motion-tracking row
+    no_mixed = diagnostic_plan(plan.vectors, "no-mixed")
+    assert (no_mixed[kinds == MIXED, 0] == ZERO).all() and np.array_equal(no_mixed[kinds != MIXED],
+                                                                       plan.vectors[kinds != MIXED])
+    aligned = diagnostic_plan(plan.vectors, "aligned")
+    assert (aligned[np.isin(kinds, (ROW, NEXT)), 1:3] % 16 == 0).all()
+    assert (aligned[misaligned, 1] < plan.vectors[misaligned, 1]).all()
+    assert (0 <= aligned[:, 1]).all() and (aligned[kinds == ROW, 1] + 16 <= layout.stored_row_bytes).all()
+    assert np.array_equal(aligned[kinds == MIXED], plan.vectors[kinds == MIXED])
+    with pytest.raises(UsageError, match="no-mixed, aligned"):
+        diagnostic_plan(plan.vectors, "nope")
+
+
+def test_an_unknown_placement_is_refused_naming_the_ones_the_probe_knows():
+    assert check_placements(["gpu-fused"]) == ["gpu-fused"]
+    with pytest.raises(UsageError, match="gpu-fused-bf16, gpu-compact-fused, gpu-fused"):
+        check_placements(["gpu-fused", "gpu"])
+
+
+def test_the_compact_kernel_arguments_move_only_the_successor_when_asked():
+    pl = _cpu_placement("gpu-compact-fused")
+    args = pl.kernel_args(7)
+    assert len(args) == 18 and int(args[-1]) == 7  # the draw's tick is the last argument
+    assert int(args[8]) == pl.layout.batch_row_bytes // 16  # the batch row in 16-byte vectors
+    assert int(args[12]) == pl.step_rows == WL.num_envs  # the successor is one collector step on
+    moved = pl.kernel_args(7, step_rows=1)
+    assert int(moved[12]) == 1
+    assert [int(a) for i, a in enumerate(moved) if i != 12] == [int(a) for i, a in enumerate(args) if i != 12]
+    other = torch.zeros_like(pl.vplan)
+    replanned = pl.kernel_args(7, vplan=other)
+    assert int(args[5]) == pl.vplan.data_ptr() and int(replanned[5]) == other.data_ptr()
+    assert [int(a) for i, a in enumerate(replanned) if i != 5] == [int(a) for i, a in enumerate(args) if i != 5]
+
+
+def test_a_whole_row_kernel_takes_its_row_in_vectors_and_has_no_successor_to_move():
+    pl = _cpu_placement("gpu-fused")
+    args = pl.kernel_args(2)
+    assert pl.kernel == "sample_float2" and int(args[4]) == pl.layout.stored_row_bytes // 8  # 3,720 B: 8-byte vectors
+    assert int(args[-1]) == 2 and len(args) == 10
+    for diagnostic in ({"step_rows": 1}, {"vplan": torch.zeros(1)}):
+        with pytest.raises(ValueError, match="not elided"):
+            pl.kernel_args(2, **diagnostic)
+
+
+@pytest.mark.parametrize("threads", [0, 48, 2048])
+def test_a_block_that_is_not_whole_warps_is_refused_before_any_launch(threads):
+    with pytest.raises(ValueError, match="multiple of 32 in 32..1024"):
+        launch("sample_int4", None, 32, threads=threads)
+
+
+def test_the_driver_exits_2_naming_the_placements_on_a_bad_one():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "device" / "compact_ncu.py"), "ab", "--out",
+                           "x.jsonl", "--placements", "gpu-fused,nope"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "unknown placement 'nope'" in proc.stderr and "gpu-compact-fused" in proc.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", PLACEMENTS)
+def test_every_checked_variant_writes_the_default_batch_and_a_moved_successor_does_not(name):
+    from rlperf.replay.kernel_probe import build, same_output
+    from rlperf.replay.tables import release_tables
+
+    pl = build(name, 12)
+    try:
+        for v in variants(name, elided=pl.layout.elide_next):
+            if v.checked:
+                assert same_output(pl, v), v.label
+            else:  # other rows or another plan: the factor really changes what the kernel reads
+                assert not same_output(pl, v), v.label
+    finally:
+        del pl
+        release_tables()
+        torch.cuda.synchronize()
