@@ -27,9 +27,8 @@ TERM = f"            t_lin = {TERM_VALUE}\n"
 DEFAULT_BENCH = r"EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, [12]\)"
 DEFAULT_INJECTED = r"'g1_walk_flat'"
 GPU_FILE = "src/rlperf/replay/placements/gpu.py"
-# the packed path's last launch line: the compact path's launch ends in the same call, indented deeper
-GPU_ANCHOR = ("np.uint64(self.capacity_rows),\n"
-              "               np.uint64(self.sampler.seed), np.uint64(self.sampler.next_tick()))\n")
+# the fused launch (packed and compact layouts: one launch line since kernel_args was split out for the kernel probe)
+GPU_ANCHOR = "        launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))\n"
 GPU_BENCH = r"ReplayGpuSample\.track_ms\(20, '(gpu-fused|gpu)', 1\)"
 GPU_INJECTED = r"'gpu-fused'"
 
