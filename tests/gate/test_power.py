@@ -276,3 +276,14 @@ def test_session_bias_tells_biased_sessions_from_shuffled_noise(monkeypatch, tmp
     monkeypatch.undo()
     assert rlperf_main(["gate-power", "session-bias", str(tmp_path)]) == 2  # no kept passes: usage error
     assert "holds no kept passes" in capsys.readouterr().err
+
+
+def test_judge_config_leaves_the_clone_clean(tmp_path):
+    """The study's gate config must not dirty the clone: the gate refuses a dirty checked-out head (exit 2)."""
+    from rlperf.gate.power.sessions import judge_config
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    path = judge_config(str(tmp_path))
+    assert Path(path).is_file()
+    status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == ""

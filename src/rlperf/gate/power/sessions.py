@@ -30,8 +30,9 @@ from rlperf.report.jsonio import write_json
 
 def judge_config(clone: str) -> str:
     """A gate config with no [[rule]]: the factor under study (--factor / --factors) applies to every
-    point, where the repository's rules would override it (gate.toml gives bench_replay x1.30)."""
-    path = os.path.join(clone, ".gate-power.toml")
+    point, where the repository's rules would override it (gate.toml gives bench_replay x1.30). It lives in
+    the clone's .git/, outside the working tree: an untracked file there makes the gate refuse a dirty head."""
+    path = os.path.join(clone, ".git", "gate-power.toml")
     if not os.path.isfile(path):
         with open(path, "w") as fh:
             fh.write("# written by rlperf gate-power: no [[rule]], so --factor applies to every point\n"
