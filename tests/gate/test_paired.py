@@ -147,6 +147,32 @@ def test_parse_point_literal_parameters(tmp_path, monkeypatch):
     assert paired_worker.parse_point("bench_fake.Sleepy.time_sleep(1)")[2] == (1,)
 
 
+def _package_suite(root, delay: float) -> tuple[str, dict, str]:
+    """Today's suite shape: benchmarks/ is a package and its modules import their helpers relatively."""
+    bench, env, cwd = _suite(root, delay)
+    (root / "benchmarks" / "__init__.py").write_text("")
+    (root / "benchmarks" / "_helper.py").write_text("FACTOR = 1\n")
+    fake = root / "benchmarks" / "bench_fake.py"
+    fake.write_text("from ._helper import FACTOR\n" + fake.read_text())
+    return bench, env, cwd
+
+
+def test_a_package_suite_with_relative_imports_is_paired(tmp_path):
+    """The paired worker imports the suite as asv does (a package): a relative import is not 'no module'
+    (it was, and every paired replay and noise point fell back to its passes, unnoticed)."""
+    side = _package_suite(tmp_path / "s", 0.001)
+    got = paired.sample_point("bench_fake.Sleepy.time_sleep(1)", {"base": side, "head": side}, SPEC)
+    assert got.error is None and got.skipped is None and len(got.pairs) >= SPEC.block
+
+
+def test_a_module_that_fails_to_import_says_why(tmp_path):
+    bench, _, _ = _suite(tmp_path / "s", 0.001)
+    (tmp_path / "s" / "benchmarks" / "bench_broken.py").write_text("import no_such_module_anywhere\n")
+    side = (bench, dict(os.environ, ASV_PYTHONPATH=""), str(tmp_path / "s"))
+    got = paired.sample_point("bench_broken.Sleepy.time_sleep(1)", {"base": side, "head": side}, SPEC)
+    assert got.error is not None and "no_such_module_anywhere" in got.error
+
+
 def test_blocks_drop_the_short_tail_and_divide_by_number():
     pp = paired.PointPairs(name="x", number=2, pairs=[(2.0, 4.0)] * 5)
     assert pp.blocks(2) == [(1.0, 2.0), (1.0, 2.0)]

@@ -24,26 +24,39 @@ import time
 import traceback
 
 
-def parse_point(point):
-    """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too."""
+def package_prefix(bench_dir):
+    """'benchmarks.' when the benchmark folder is a package (its modules import their helpers relatively, as
+    asv imports them), with the folder's parent put on the path; '' for a folder of plain modules."""
+    if not os.path.isfile(os.path.join(bench_dir, "__init__.py")):
+        return ""
+    parent, name = os.path.split(os.path.abspath(bench_dir))
+    sys.path.insert(0, parent)
+    return name + "."
+
+
+def parse_point(point, prefix=""):
+    """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too. The module
+    is imported as prefix + 'mod'. A module that exists but fails to import raises its own error."""
     head, paren, rest = point.partition("(")
     params = ast.literal_eval("(" + rest) if paren else ()
     if not isinstance(params, tuple):
         params = (params,)
     parts = head.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:cut])
+        module = prefix + ".".join(parts[:cut])
         try:
             importlib.import_module(module)
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and not module.startswith(exc.name) and not exc.name.startswith(module):
+                raise  # the module is there; something it imports is not
             continue
         return module, parts[cut:], params
     raise ImportError(f"no module of {head!r} imports from {sys.path[0]!r}")
 
 
-def load(point):
+def load(point, prefix=""):
     """(kind, call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
-    module_name, attrs, params = parse_point(point)
+    module_name, attrs, params = parse_point(point, prefix)
     owner = importlib.import_module(module_name)
     if len(attrs) == 2:
         instance = getattr(owner, attrs[0])()
@@ -86,7 +99,7 @@ def main(argv):
     bench_dir, point = argv[1], argv[2]
     sys.path.insert(0, bench_dir)
     try:
-        kind, call, teardown = load(point)
+        kind, call, teardown = load(point, package_prefix(bench_dir))
         if kind == "track":
             t0 = time.perf_counter()
             track_value(call())
