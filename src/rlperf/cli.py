@@ -17,7 +17,7 @@ import sys
 
 from rlperf import __version__
 from rlperf.commands import helpfmt
-from rlperf.errors import EXIT_USAGE, UsageError
+from rlperf.errors import EXIT_INFRASTRUCTURE, EXIT_USAGE, InfrastructureError, UsageError
 
 # name -> module under rlperf.commands (a dash in the name is an underscore there); imported lazily so
 # `rlperf workload` never pays for torch/numba.
@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"rlperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except InfrastructureError as exc:
+        print(f"rlperf {args.command}: infrastructure error: {exc}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Errors that map to exit codes: bad user input is exit 2, never a traceback."""
+"""Errors that map to exit codes: bad user input is exit 2, untrustworthy inputs exit 5, never a traceback."""
 
 EXIT_USAGE = 2
+EXIT_INFRASTRUCTURE = 5  # the gate's GateExit.INFRASTRUCTURE: no trustworthy inputs, never a verdict or a traceback
 
 
 class UsageError(Exception):

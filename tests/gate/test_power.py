@@ -167,6 +167,20 @@ def test_paired_trials_are_disjoint_runs_of_each_points_pairs(tmp_path):
     assert all(c[0].number == 3 for c in chunks) and (Path(trials[0]) / "pass-0").is_dir()
 
 
+def test_a_point_without_pairs_stops_the_cut_instead_of_repeating_one_pass(tmp_path):
+    """A paired session whose workers failed must not become 60 identical trials (0 false alarms, CV 0)."""
+    from rlperf.errors import InfrastructureError
+    from rlperf.gate import paired
+
+    passes = tmp_path / "passes"
+    (passes / "pass-0").mkdir(parents=True)
+    points = [paired.PointPairs(name="p", number=1, pairs=[(1.0, 1.0)] * 4),
+              paired.PointPairs(name="q", error="ImportError: no module of 'bench_x' imports")]
+    paired.save(str(passes / "paired.json"), points, paired.PairedSpec(seconds=9.0, block=2))
+    with pytest.raises(InfrastructureError, match="no pairs for 1 point.*q: ImportError"):
+        cut.paired_trial_folders(str(passes), 2, str(tmp_path / "scratch"))
+
+
 def test_a_confirming_round_joins_the_next_trials_pairs_to_the_flagged_points_only(tmp_path):
     from rlperf.gate import paired
 

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 
+from rlperf.errors import InfrastructureError
 from rlperf.gate import paired
 from rlperf.report.jsonio import write_json
 
@@ -49,6 +50,10 @@ def paired_trial_folders(passes_dir: str, trials: int, scratch: str) -> list[str
     """Every point's kept pairs cut into `trials` consecutive, disjoint runs, each a passes folder of its own
     (the session's single pass linked, paired.json holding that run's pairs only)."""
     spec, points, meta = paired.load(os.path.join(passes_dir, "paired.json"))
+    unpaired = [f"{p.name}: {p.error or p.skipped or 'no pairs'}" for p in points if not p.pairs]
+    if unpaired:  # cut into trials they would all read the session's one pass: a noise of 0, no evidence
+        raise InfrastructureError(f"{passes_dir}: paired sampling gave no pairs for {len(unpaired)} point(s), so "
+                                  "their trials would all repeat one pass: " + "; ".join(unpaired))
     out = []
     for t in range(trials):
         folder = os.path.join(scratch, f"paired-t{t}")
