@@ -39,6 +39,7 @@ from rlperf.errors import UsageError
 from rlperf.history.known_steps import KnownStep, load as load_known_steps, spanned_changes
 from rlperf.history.series import load_series, machines
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
+from rlperf.report.tables import markdown_table
 
 Z_ONE_PERCENT = 2.326  # one-sided 1 % of the standard normal
 MAD_TO_SD = 1.4826  # a normal distribution's SD per unit of median absolute deviation
@@ -206,13 +207,14 @@ def load_table(path: Path) -> dict[str, Threshold]:
 
 def markdown(machine: str, entries: list[Threshold], ceiling: float) -> list[str]:
     """The table for people: each point's spread, the factor it needs, and whether that is gateable."""
-    lines = [f"| point | source | n | spread | factor needed | at ceiling ×{ceiling:g} |", "|---|---|---:|---|---:|---|"]
+    rows = []
     for t in entries:
         verdict = ("falls back to gate.toml" if t.factor is None
                    else "advisory" if t.factor > ceiling else "gated")
         shown = "—" if t.factor is None else f"×{t.factor:.3f}"
-        lines.append(f"| `{t.name}` | {t.source} | {t.n} | {t.spread} | {shown} | {verdict} |")
-    return lines
+        rows.append([f"`{t.name}`", t.source, t.n, t.spread, shown, verdict])
+    return markdown_table(["point", "source", "n", "spread", "factor needed", f"at ceiling ×{ceiling:g}"], rows,
+                          align="llrlrl")
 
 
 def provenance(machine: str, command: str, entries: list[Threshold], ceiling: float) -> str:
