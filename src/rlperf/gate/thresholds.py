@@ -95,7 +95,7 @@ def log_changes(values: list[float]) -> list[float]:
     return [math.log(b / a) for a, b in zip(values, values[1:])]
 
 
-def from_history(results_dir: Path, machine: str, known: list[KnownStep] = ()) -> list[Threshold]:
+def from_history(results_dir: Path, machine: str, known: list[KnownStep] | None = None) -> list[Threshold]:
     """One entry per point with at least one consecutive change on this machine, changes pooled over hosts;
     a change that spans a `known` step of the code is left out (it is the code's change, not noise)."""
     pooled: dict[str, list[float]] = {}
@@ -104,7 +104,7 @@ def from_history(results_dir: Path, machine: str, known: list[KnownStep] = ()) -
     for series in load_series(results_dir, machine):
         changes = log_changes(series.values)
         if changes:
-            spanned = spanned_changes(series, list(known))
+            spanned = spanned_changes(series, known or [])
             pooled.setdefault(series.name, []).extend(c for k, c in enumerate(changes) if k not in spanned)
             hosts[series.name] = hosts.get(series.name, 0) + 1
             left_out[series.name] = left_out.get(series.name, 0) + len(spanned)
