@@ -56,3 +56,18 @@ def test_the_gpu_history_takes_every_single_gpu_placement_of_the_gathers():
 
     single = {name for name, spec in ALL_SPECS.items() if GPU_SAMPLE in spec.metrics and not spec.multi_rank}
     assert set(bench_plan.GPU_SAMPLE_PLACEMENTS) == single
+
+
+def test_the_cpu_history_holds_only_points_a_cpu_box_with_the_base_install_measures():
+    """No point that needs CUDA or an optional extra (torchrl-host was n/a on every stored commit of the CPU
+    history: the `rlperf[torchrl]` extra is not installed there), so every commit can hold the whole selection."""
+    from rlperf.replay.cases import ALL_SPECS
+
+    meta = _benchmarks()
+    plan = bench_plan.make_plan(list(meta.values()), points=bench_plan.SELECTIONS["history"], cuda=False)
+    assert not plan.not_run and len(plan.run) == 59
+    for p in plan.run:
+        values = dict(zip(meta[p.benchmark]["param_names"], p.params))
+        if "placement" in values:
+            spec = ALL_SPECS[values["placement"].strip("'")]
+            assert not spec.needs_cuda and not spec.requires, p.name

@@ -361,7 +361,7 @@ def test_a_run_without_quick_carries_no_quick_label():
 
 
 def test_backfill_applies_only_a_named_profile(setup, monkeypatch):
-    """The nightly backfills every suite: a host's default profile must not narrow its history."""
+    """A backfill measures every suite unless a profile is named (gate.yml's base job names its leg's)."""
     from rlperf.cli import build_parser
     from rlperf.commands.gate import _validate
 

@@ -191,6 +191,22 @@ def test_report_is_strict_json_and_markdown_leads_with_what_blocks():
     assert "time_gpu" not in md and "not-measured" not in md
 
 
+def test_the_comment_tables_are_aligned_and_a_pipe_in_a_cell_stays_in_its_column():
+    """The tables come from report.tables (tabulate): numbers right-aligned, and the parity detail
+    `|head| > tol` escaped, where a hand-built row split it into extra columns."""
+    import re
+
+    parity = Policy("tolerance", 1.10, 1e-6, "default")
+    findings = [judge_point(pt(1.0), pt(5.0), LOW, {}, 0.002),
+                judge_point(pt(0.0), pt(2e-6, name="b.S.track_parity"), parity, {}, 0.002)]
+    md = to_markdown(Verdict(base="a" * 40, head="b" * 40, machine="m", factor=1.1, findings=findings))
+    table = [line for line in md.splitlines() if line.startswith("|")]
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in table]
+    assert len(table) == 4 and len(set(cells)) == 1  # header, separator, two rows: one column count
+    assert all(c.strip().endswith(":") for c in table[1].split("|")[3:6])  # base, head, worse× right-aligned
+    assert r"\|head\| > 1e-06" in md
+
+
 def test_a_clean_pr_comment_fits_on_a_screen():
     findings = [judge_point(pt(1.0), pt(1.01, name=f"b.S.time_{i}"), LOW, {}, 0.002) for i in range(200)]
     findings += [judge_point(pt(math.nan), pt(math.nan, name=f"b.S.time_gpu({i})"), LOW, {}, 0.002)

@@ -11,12 +11,13 @@ import pytest
 from rlperf.cli import main
 from rlperf.history import asv_steps
 from rlperf.history.detect import MIN_SIZE, find_steps
+from rlperf.history.known_steps import DEFAULT_PATH, load, read_doc
 from rlperf.history.scan import read_asv_conf, read_benchmarks
 from rlperf.history.series import load_series
 from rlperf.report import summary
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = json.loads(Path(__file__).with_name("known_steps.json").read_text())
+KNOWN = read_doc(ROOT / DEFAULT_PATH)  # the one copy, which the gate's thresholds read too
 SETTINGS = read_asv_conf(ROOT / "asv.conf.json")
 FUSED = r"^bench_env\.EnvFused\.time_fused"
 
@@ -52,15 +53,36 @@ def _confirmable(committed):
     return [k for k in KNOWN["known_steps"] if _commits_after(_known_series(committed, k), k["after"]) >= MIN_SIZE]
 
 
+def _found(committed, known):
+    return [s for s in _steps(_known_series(committed, known))
+            if (s.before_commit[:8], s.after_commit[:8]) == (known["before"], known["after"])]
+
+
 def test_the_known_steps_with_enough_commits_on_each_side_are_found_with_their_direction_and_size(committed):
-    confirmable = _confirmable(committed)
+    confirmable = [k for k in _confirmable(committed) if k.get("detected", True)]
     assert len(confirmable) >= 2
     for known in confirmable:
-        found = [s for s in _steps(_known_series(committed, known))
-                 if (s.before_commit[:8], s.after_commit[:8]) == (known["before"], known["after"])]
+        found = _found(committed, known)
         assert len(found) == 1, known["benchmark"]
         assert found[0].direction == known["direction"]
         assert abs(math.log(found[0].ratio / known["ratio"])) < math.log(1.25)
+
+
+def test_a_known_step_recorded_as_undetected_is_not_found_and_says_why(committed):
+    """The H200 gathers' timing fix (de34abe) changed the measured code but is below the 30 % step size or
+    its t-test; when a method starts to find one, its record must say so (drop `detected: false`)."""
+    undetected = [k for k in KNOWN["known_steps"] if k.get("detected") is False]
+    assert len(undetected) >= 7
+    for known in undetected:
+        assert _commits_after(_known_series(committed, known), known["after"]) >= MIN_SIZE, known["benchmark"]
+        assert _found(committed, known) == [] and "not detected: " in known["why"], known["benchmark"]
+
+
+def test_the_library_reads_every_known_step_of_the_file():
+    steps = load(ROOT / DEFAULT_PATH)
+    assert [(s.benchmark, s.before, s.after) for s in steps] == \
+        [(k["benchmark"], k["before"], k["after"]) for k in KNOWN["known_steps"]]
+    assert sum(not s.detected for s in steps) == sum(k.get("detected") is False for k in KNOWN["known_steps"])
 
 
 def test_a_known_step_too_close_to_the_end_is_one_e_divisive_cannot_place_yet(committed):

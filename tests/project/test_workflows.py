@@ -202,7 +202,7 @@ def test_nightly_measures_on_the_runners_and_commits_from_a_github_hosted_job():
     nightly = _load("nightly.yml")
     measure, commit = nightly["jobs"]["measure"], nightly["jobs"]["commit"]
     assert nightly["on"]["schedule"] and _runner_labels(measure) == {"xeon", "gpu"}
-    assert measure["permissions"] == {"contents": "read"} and "rlperf gate --backfill" in _script(measure)
+    assert measure["permissions"] == {"contents": "read"} and "rlperf backfill" in _script(measure)
     assert "git push" not in _script(measure)
     upload = next(s for s in measure["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["with"]["name"] == "perf-nightly-${{ matrix.machine }}" and upload["with"]["path"] == "nightly-out/"
@@ -251,6 +251,22 @@ def _commit_step(work: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, **job["env"]})
 
 
+def test_nightly_extends_each_machines_history_selection_with_one_suite():
+    """`rlperf backfill` (one suite over every commit, docs/history.md), not the gate's per-commit suites;
+    each runner measures a named selection of bench_plan, over main's history commits by default."""
+    from rlperf.asvtools.bench_plan import SELECTIONS
+
+    measure = _load("nightly.yml")["jobs"]["measure"]
+    script = _script(measure)
+    assert "gate --backfill" not in script
+    assert all(flag in script for flag in ('--selection "$SELECTION"', '--commits "$COMMITS"', '--paths "$PATHS"',
+                                           '--results-dir "$RESULTS"', "--max-minutes"))
+    selections = {m["runner"]: m["selection"] for m in measure["strategy"]["matrix"]["include"]}
+    assert selections == {"xeon": "history", "gpu": "gpu-history"} and set(selections.values()) <= set(SELECTIONS)
+    assert measure["env"]["COMMITS"] == "${{ inputs.commits || 'history' }}"
+    assert all((ROOT / path).is_dir() for m in measure["strategy"]["matrix"]["include"] for path in m["paths"].split(","))
+
+
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
 def test_the_measure_job_hands_on_only_its_new_and_changed_result_files(nightly_clone):
     _, work = nightly_clone
@@ -258,33 +274,40 @@ def test_the_measure_job_hands_on_only_its_new_and_changed_result_files(nightly_
     (work / "results/asv/benchmarks.json").write_text('{"v": 2}\n')
     (work / "results/asv/ci-gpu").mkdir()
     (work / "results/asv/ci-gpu/other.json").write_text("{}\n")  # another machine's: not this job's
+    for machine in ("ci-xeon", "ci-gpu"):
+        (work / f"results/reports/history/{machine}").mkdir(parents=True)
+        (work / f"results/reports/history/{machine}/backfill.jsonl").write_text("{}\n")
     (work / "stray.txt").write_text("x\n")
     job = _load("nightly.yml")["jobs"]["measure"]
     script = next(s["run"] for s in job["steps"] if s.get("name") == "Collect the new and changed result files")
-    env = {**os.environ, "RESULTS": job["env"]["RESULTS"], "RLPERF_MACHINE": "ci-xeon"}
+    env = {**os.environ, "RESULTS": job["env"]["RESULTS"], "HISTORY_LOG": job["env"]["HISTORY_LOG"],
+           "RLPERF_MACHINE": "ci-xeon"}
     proc = subprocess.run(["bash", "-e", "-c", script], cwd=work, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     out = work / "nightly-out"
     assert sorted(str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()) == \
-        ["results/asv/benchmarks.json", "results/asv/ci-xeon/new.json"]
+        ["results/asv/benchmarks.json", "results/asv/ci-xeon/new.json", "results/reports/history/ci-xeon/backfill.jsonl"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
 def test_the_commit_job_commits_each_machines_results_to_main(nightly_clone):
     origin, work = nightly_clone
-    _artifact(work, "ci-xeon", {"results/asv/ci-xeon/new.json": "{}\n", "results/asv/benchmarks.json": '{"v": 2}\n'})
+    _artifact(work, "ci-xeon", {"results/asv/ci-xeon/new.json": "{}\n", "results/asv/benchmarks.json": '{"v": 2}\n',
+                                "results/reports/history/ci-xeon/backfill.jsonl": "{}\n"})
     _artifact(work, "ci-gpu", {"results/asv/ci-gpu/machine.json": "{}\n"})
     proc = _commit_step(work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     log = _git("log", "--format=%s", "main", cwd=origin).splitlines()
     assert [s.split(" 20")[0] for s in log[:2]] == ["results: nightly ci-xeon", "results: nightly ci-gpu"]
     files = set(_git("ls-tree", "-r", "--name-only", "main", cwd=origin).splitlines())
-    assert {"results/asv/ci-xeon/new.json", "results/asv/ci-xeon/old.json", "results/asv/ci-gpu/machine.json"} <= files
+    assert {"results/asv/ci-xeon/new.json", "results/asv/ci-xeon/old.json", "results/asv/ci-gpu/machine.json",
+            "results/reports/history/ci-xeon/backfill.jsonl"} <= files
     assert _git("show", "main:results/asv/benchmarks.json", cwd=origin) == '{"v": 2}'
 
 
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
-@pytest.mark.parametrize("stray", [".github/workflows/gate.yml", "results/asv/ci-xeon/x.json", "Makefile"])
+@pytest.mark.parametrize("stray", [".github/workflows/gate.yml", "results/asv/ci-xeon/x.json", "Makefile",
+                                   "results/reports/history/ci-xeon/backfill.jsonl", "results/reports/gate/x.md"])
 def test_the_commit_job_refuses_an_artifact_that_reaches_outside_its_results(nightly_clone, stray):
     origin, work = nightly_clone
     before = _git("rev-parse", "main", cwd=origin)

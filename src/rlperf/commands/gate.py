@@ -239,7 +239,7 @@ def _validate(args):
 
 def _default_profile() -> tuple[str, str]:
     """The profile of a comparison that names none (gate.config.default_profile): asked only when the
-    config defines profiles. --backfill gets none by default: the nightly history measures every suite."""
+    config defines profiles. --backfill gets none by default: a plain backfill measures every suite."""
     from rlperf.gate.config import default_profile
     from rlperf.measure.machine import machine_identity
 

@@ -13,6 +13,7 @@ from asv.util import human_value
 
 from rlperf.gate.exitcodes import GateExit
 from rlperf.gate.verdict import Finding, Verdict
+from rlperf.report.tables import markdown_table
 
 _ICON = {"regression": "🔴", "parity": "🔴", "failed": "💥", "skipped-on-head": "🕳️", "missing-on-head": "🕳️",
          "changed": "✏️", "improved": "🟢", "noise": "⚪", "new": "🆕", "changed-accepted": "✏️✔",
@@ -72,14 +73,24 @@ def _ratio(f: Finding) -> str:
     return "∞" if f.ratio == math.inf else ("" if f.ratio is None else f"{f.ratio:.2f}×")
 
 
-def _lead_row(f: Finding) -> str:
+# the three tables of the comment: what blocks or changed, the advisory points, the folded unchanged ones
+_LEAD = (["status", "benchmark", "base", "head", "worse×", "rule", "test"], "llrrrll")
+_ADVISORY_TABLE = (["benchmark", "base", "head", "worse×", "why not gated"], "lrrrl")
+_QUIET_TABLE = (["benchmark", "base", "head", "worse×"], "lrrr")
+
+
+def _values(f: Finding) -> list[str]:
+    return [f"`{f.name}`", _fmt(f.base, f.unit), _fmt(f.head, f.unit), _ratio(f)]
+
+
+def _lead_row(f: Finding) -> list[str]:
     rule = f"≤ {f.tolerance:g}" if f.direction == "tolerance" else f"{f.direction} better, ×{f.factor:g}"
-    return (f"| {_ICON.get(f.status, '')} {f.status} | `{f.name}` | {_fmt(f.base, f.unit)} | "
-            f"{_fmt(f.head, f.unit)} | {_ratio(f)} | {rule} | {f.method} {f.detail} |")
+    return [f"{_ICON.get(f.status, '')} {f.status}", *_values(f), rule, f"{f.method} {f.detail}"]
 
 
-def _quiet_row(f: Finding) -> str:
-    return f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} |"
+def _table(spec: tuple[list[str], str], rows: list[list[str]]) -> list[str]:
+    headers, align = spec
+    return markdown_table(headers, rows, align=align)
 
 
 def _paths(paths, shown: int = 5) -> str:
@@ -126,19 +137,15 @@ def to_markdown(v: Verdict, *, reproduce: str | None = None) -> str:
                   key=lambda f: (_LEAD_ORDER.index(f.status) if f.status in _LEAD_ORDER else 99, f.name))
     quiet = sorted((f for f in listed if f.status in _QUIET), key=lambda f: f.name)
     if lead:
-        lines += ["| status | benchmark | base | head | worse× | rule | test |", "|---|---|---|---|---|---|---|"]
-        lines += [_lead_row(f) for f in lead]
+        lines += _table(_LEAD, [_lead_row(f) for f in lead])
     if advisory:
         lines += ["", f"### 📢 Advisory points: measured, not gated ({len(advisory)})", "",
                   "Their measured run-to-run noise needs a wider factor than the gate's ceiling "
-                  "(`advisory_above`, docs/gate.md): a change here never blocks, so read these numbers yourself.", "",
-                  "| benchmark | base | head | worse× | why not gated |", "|---|---|---|---|---|"]
-        lines += [f"| `{f.name}` | {_fmt(f.base, f.unit)} | {_fmt(f.head, f.unit)} | {_ratio(f)} | {f.detail} |"
-                  for f in advisory]
+                  "(`advisory_above`, docs/gate.md): a change here never blocks, so read these numbers yourself.", ""]
+        lines += _table(_ADVISORY_TABLE, [[*_values(f), f.detail] for f in advisory])
     if quiet:
-        lines += ["", f"<details><summary>{len(quiet)} unchanged point(s)</summary>", "",
-                  "| benchmark | base | head | worse× |", "|---|---|---|---|"]
-        lines += [_quiet_row(f) for f in quiet] + ["", "</details>"]
+        lines += ["", f"<details><summary>{len(quiet)} unchanged point(s)</summary>", ""]
+        lines += _table(_QUIET_TABLE, [_values(f) for f in quiet]) + ["", "</details>"]
     if reproduce:
         lines += ["", "Reproduce locally:", "", "```bash", reproduce, "```"]
     return "\n".join(lines) + "\n"

@@ -14,7 +14,9 @@ machine from one of two sources:
   series (a host change starts a new series and is never a change, rlperf.history.series), pooled over
   the machine's host series; sigma = 1.4826 x their median absolute deviation. A median-based scale
   keeps a real step (one large change among many small ones) out of the noise estimate, as rustc-perf's
-  interquartile fences keep outliers out of its significance threshold.
+  interquartile fences keep outliers out of its significance threshold. That is not enough where a
+  short history holds a step (the H200's gathers: 12 changes, one of them the timing fix de34abe), so a
+  change that spans a reviewed step of the code (rlperf.history.known_steps) is left out altogether.
 - null runs of fresh processes on unchanged code (results/reports/replay/<machine>/run-noise/: the same
   `rlperf replay` command run several times): sigma = sqrt(2) x the CV of the run medians (the spread of
   a ratio of two independent runs), the formula of that folder's noise.md.
@@ -34,8 +36,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rlperf.errors import UsageError
+from rlperf.history.known_steps import KnownStep, load as load_known_steps, spanned_changes
 from rlperf.history.series import load_series, machines
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D
+from rlperf.report.tables import markdown_table
 
 Z_ONE_PERCENT = 2.326  # one-sided 1 % of the standard normal
 MAD_TO_SD = 1.4826  # a normal distribution's SD per unit of median absolute deviation
@@ -91,19 +95,25 @@ def log_changes(values: list[float]) -> list[float]:
     return [math.log(b / a) for a, b in zip(values, values[1:])]
 
 
-def from_history(results_dir: Path, machine: str) -> list[Threshold]:
-    """One entry per point with at least one consecutive change on this machine, changes pooled over hosts."""
+def from_history(results_dir: Path, machine: str, known: list[KnownStep] | None = None) -> list[Threshold]:
+    """One entry per point with at least one consecutive change on this machine, changes pooled over hosts;
+    a change that spans a `known` step of the code is left out (it is the code's change, not noise)."""
     pooled: dict[str, list[float]] = {}
     hosts: dict[str, int] = {}
+    left_out: dict[str, int] = {}
     for series in load_series(results_dir, machine):
         changes = log_changes(series.values)
         if changes:
-            pooled.setdefault(series.name, []).extend(changes)
+            spanned = spanned_changes(series, known or [])
+            pooled.setdefault(series.name, []).extend(c for k, c in enumerate(changes) if k not in spanned)
             hosts[series.name] = hosts.get(series.name, 0) + 1
+            left_out[series.name] = left_out.get(series.name, 0) + len(spanned)
     out = []
     for name, changes in sorted(pooled.items()):
         where = (f"{len(changes)} consecutive-commit changes in {hosts[name]} host series of "
                  f"{results_dir.as_posix()}/{machine}")
+        if left_out[name]:
+            where += f"; {left_out[name]} across a known step of the code left out"
         out.append(_threshold(name, "history", changes, MIN_CHANGES, sigma_of_changes, where))
     return out
 
@@ -157,16 +167,21 @@ def _wider(a: Threshold, b: Threshold) -> Threshold:
     return a
 
 
-def derive(results_dir: Path, machine: str, null_runs: Path | None = None) -> list[Threshold]:
-    """Every point of `machine` with measured noise, from its history and (if given) its null runs."""
+def derive(results_dir: Path, machine: str, null_runs: Path | None = None,
+           known_steps: Path | None = None) -> list[Threshold]:
+    """Every point of `machine` with measured noise, from its history (without the changes across the
+    steps of `known_steps`, a known-steps file, if given) and (if given) its null runs."""
     if not results_dir.is_dir():
         raise UsageError(f"no asv results folder {results_dir}")
-    known = machines(results_dir)
-    if machine not in known:
-        raise UsageError(f"no machine {machine!r} in {results_dir}; valid: {', '.join(known) or 'none'}")
+    names = machines(results_dir)
+    if machine not in names:
+        raise UsageError(f"no machine {machine!r} in {results_dir}; valid: {', '.join(names) or 'none'}")
     if null_runs is not None and not null_runs.is_dir():
         raise UsageError(f"no null-runs folder {null_runs}")
-    entries: dict[str, Threshold] = {t.name: t for t in from_history(results_dir, machine)}
+    if known_steps is not None and not known_steps.is_file():
+        raise UsageError(f"no known-steps file {known_steps}")
+    known = load_known_steps(known_steps) if known_steps is not None else []
+    entries: dict[str, Threshold] = {t.name: t for t in from_history(results_dir, machine, known)}
     for t in from_null_runs(null_runs) if null_runs is not None else []:
         entries[t.name] = _wider(entries[t.name], t) if t.name in entries else t
     return [entries[k] for k in sorted(entries)]
@@ -192,13 +207,14 @@ def load_table(path: Path) -> dict[str, Threshold]:
 
 def markdown(machine: str, entries: list[Threshold], ceiling: float) -> list[str]:
     """The table for people: each point's spread, the factor it needs, and whether that is gateable."""
-    lines = [f"| point | source | n | spread | factor needed | at ceiling ×{ceiling:g} |", "|---|---|---:|---|---:|---|"]
+    rows = []
     for t in entries:
         verdict = ("falls back to gate.toml" if t.factor is None
                    else "advisory" if t.factor > ceiling else "gated")
         shown = "—" if t.factor is None else f"×{t.factor:.3f}"
-        lines.append(f"| `{t.name}` | {t.source} | {t.n} | {t.spread} | {shown} | {verdict} |")
-    return lines
+        rows.append([f"`{t.name}`", t.source, t.n, t.spread, shown, verdict])
+    return markdown_table(["point", "source", "n", "spread", "factor needed", f"at ceiling ×{ceiling:g}"], rows,
+                          align="llrlrl")
 
 
 def provenance(machine: str, command: str, entries: list[Threshold], ceiling: float) -> str:
@@ -209,7 +225,9 @@ def provenance(machine: str, command: str, entries: list[Threshold], ceiling: fl
         f"Rule (docs/gate.md, Thresholds from data): factor = exp({Z_ONE_PERCENT} x sigma), a one-sided 1 % "
         "false-alarm band for one comparison of two measurements; sigma is 1.4826 x the median absolute "
         "deviation of the log-changes between consecutive commits of each host series (history, pooled over "
-        "the machine's hosts, a host change never counted), or sqrt(2) x the CV of fresh-process null runs; "
+        "the machine's hosts, a host change never counted, a change across a known step of the code "
+        "(the --known-steps file above, when given) left out), or sqrt(2) x the CV of fresh-process "
+        "null runs; "
         f"the wider one stands. Fewer than {MIN_CHANGES} changes or {MIN_RUNS} runs: no factor, the gate falls "
         f"back to gate.toml. The last column applies gate.toml's advisory_above (×{ceiling:g} when generated); "
         "the gate applies the ceiling of the gate.toml it reads.", "",

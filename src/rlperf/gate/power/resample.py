@@ -22,6 +22,7 @@ from rlperf.gate.power.tables import wilson
 from rlperf.gate.power.trials import confirm_trial, trial_pairs
 from rlperf.gate.results import Point
 from rlperf.gate.verdict import Policy, judge_point
+from rlperf.report.tables import markdown_table
 
 
 def _as_point(point: paired.PointPairs) -> Point:
@@ -98,12 +99,11 @@ def _cell(hits_n) -> str:
 
 
 def to_markdown(rows: list[dict], command: str) -> str:
+    table = [[r["arm"], r["trials_per_session"], f"{r['seconds_per_trial']:.2g}", r["factor"], _cell(r["detection"]),
+              _cell(r["false_alarms_per_point"])] for r in rows]
     lines = [f"command: `{command}`", "",
-             "| arm | trials per session | s of pairs per point per trial | factor | detection | false alarms / unchanged point |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['arm']} | {r['trials_per_session']} | {r['seconds_per_trial']:.2g} | {r['factor']} | "
-                     f"{_cell(r['detection'])} | {_cell(r['false_alarms_per_point'])} |")
+             *markdown_table(["arm", "trials per session", "s of pairs per point per trial", "factor", "detection",
+                              "false alarms / unchanged point"], table, align="lrrrll")]
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,8 @@ import math
 import re
 import statistics
 
+from rlperf.report.tables import markdown_table
+
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """95 % Wilson score interval of a proportion hits/n ((0, 1) for n = 0)."""
@@ -91,9 +93,8 @@ def to_markdown(doc: dict) -> str:
                   "joined, as `--paired-confirm 1 --paired-screen S` would)")
     lines = ["# Gate detection power", "", f"command: `{doc['command']}`", "",
              f"machine: `{doc['machine']}`; base `{doc['base'][:12]}`; {design}; "
-             f"bench `{doc['bench']}`; injected points `{doc['injected']}`", "",
-             "| arm | k | factor | steps | trials | detection | achieved median ratio | false alarms / point "
-             "| false alarms / run | samples/point | s per gate run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"bench `{doc['bench']}`; injected points `{doc['injected']}`", ""]
+    rows = []
     for r in doc["arms"]:
         ratio = "" if r["achieved_median_ratio"] is None else f"×{r['achieved_median_ratio']:.3f}"
         secs = "" if r["seconds_per_gate_run"] is None else f"{r['seconds_per_gate_run']:.0f}"
@@ -101,37 +102,40 @@ def to_markdown(doc: dict) -> str:
         k = r.get("k", doc.get("passes"))
         if r.get("confirm"):
             k = f"{k} + confirm@{r['confirm']}" + (f" screen {r['screen']:g}" if r.get("screen", 1.0) < 1 else "")
-        lines.append(f"| {r['arm']} | {k} | {factor} | {r['steps']} | {r['trials']} | "
-                     f"{_pct(r['detection'])} | {ratio} | "
-                     f"{_pct(r['false_alarms_per_point'])} | {_pct(r['false_alarms_per_run'])} | "
-                     f"{','.join(map(str, r['samples_per_point']))} | {secs} |")
+        rows.append([r["arm"], k, factor, r["steps"], r["trials"], _pct(r["detection"]), ratio,
+                     _pct(r["false_alarms_per_point"]), _pct(r["false_alarms_per_run"]),
+                     ",".join(map(str, r["samples_per_point"])), secs])
+    lines += markdown_table(["arm", "k", "factor", "steps", "trials", "detection", "achieved median ratio",
+                             "false alarms / point", "false alarms / run", "samples/point", "s per gate run"], rows,
+                            align="llrrrlrllrr")
     null = next((r for r in doc["arms"] if r["arm"] == "null"), None)
     if null and null["cv_of_base_medians"]:
-        lines += ["", "Coefficient of variation of the base medians across null trials:", "",
-                  "| point | CV |", "|---|---|"]
-        lines += [f"| `{k}` | {'n/a' if v is None else f'{v:.2%}'} |" for k, v in null["cv_of_base_medians"].items()]
+        lines += ["", "Coefficient of variation of the base medians across null trials:", ""]
+        lines += markdown_table(["point", "CV"], [[f"`{k}`", "n/a" if v is None else f"{v:.2%}"]
+                                                  for k, v in null["cv_of_base_medians"].items()], align="lr")
     if doc.get("per_pass_ratios"):
         what = ("Per-block ratios head/base (blocks of paired samples: the noise each trial's median works against):"
                 if doc.get("paired_seconds") else
                 "Single-pass ratios head/base (the noise each trial's median of k works against):")
-        lines += ["", what, "",
-                  "| arm | point | passes | median | CV | share above ×1.05 | share above ×1.10 |",
-                  "|---|---|---|---|---|---|---|"]
+        rows = []
         for arm, points in doc["per_pass_ratios"].items():
             for name, ratios in sorted(points.items()):
                 above = {f: sum(r > f for r in ratios) / len(ratios) for f in (1.05, 1.10)}
                 spread = cv(ratios)
-                lines.append(f"| {arm} | `{name}` | {len(ratios)} | ×{statistics.median(ratios):.3f} | "
-                             f"{'n/a' if spread is None else f'{spread:.1%}'} | {above[1.05]:.1%} | {above[1.10]:.1%} |")
+                rows.append([arm, f"`{name}`", len(ratios), f"×{statistics.median(ratios):.3f}",
+                             "n/a" if spread is None else f"{spread:.1%}", f"{above[1.05]:.1%}", f"{above[1.10]:.1%}"])
+        lines += ["", what, ""]
+        lines += markdown_table(["arm", "point", "passes", "median", "CV", "share above ×1.05", "share above ×1.10"],
+                                rows, align="llrrrrr")
     if doc.get("sessions"):
         lines += ["", "Sessions (one real `rlperf gate --run` each; the median of its per-pass ratios per point "
-                  "shows what more passes converge to in that session):", "",
-                  "| block | arm | gate exit | seconds | load before | load after | median per-pass ratio |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {x['block']} | {x['arm']} | {x['exit_code']} | {x['seconds']:.0f} | "
-                  f"{x['loadavg_before'][0]:.2f} | {x['loadavg_after'][0]:.2f} | "
-                  + ", ".join(f"{_short(n)} ×{v:.3f}" for n, v in sorted(x.get("median_pass_ratio", {}).items())) + " |"
-                  for x in doc["sessions"]]
+                  "shows what more passes converge to in that session):", ""]
+        rows = [[x["block"], x["arm"], x["exit_code"], f"{x['seconds']:.0f}", f"{x['loadavg_before'][0]:.2f}",
+                 f"{x['loadavg_after'][0]:.2f}",
+                 ", ".join(f"{_short(n)} ×{v:.3f}" for n, v in sorted(x.get("median_pass_ratio", {}).items()))]
+                for x in doc["sessions"]]
+        lines += markdown_table(["block", "arm", "gate exit", "seconds", "load before", "load after",
+                                 "median per-pass ratio"], rows, align="rlrrrrl")
     return "\n".join(lines) + "\n"
 
 
