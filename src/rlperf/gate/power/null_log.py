@@ -54,7 +54,7 @@ def read(folder: str) -> list[dict]:
         doc = read_json(path, schema=SCHEMA, versions=(VERSION,))
         doc["file"] = os.path.basename(path)
         records.append(doc)
-    return sorted(records, key=lambda r: (r.get("started", 0), r["file"]))
+    return sorted(records, key=lambda r: (r.get("started", 0), len(r["file"]), r["file"]))  # name-N after name
 
 
 __all__ = ["SCHEMA", "VERSION", "append", "check_folder", "read", "record_name"]
