@@ -62,9 +62,9 @@ def test_the_cost_of_a_run_adds_up_the_recorded_durations(tmp_path):
     machine.mkdir(parents=True)
     # benchmark A ran 2 points (a third not selected: NaN) in 10 s, then 2 in 14 s: 5 and 7 s per point -> 6
     (machine / "a.json").write_text(json.dumps(_result("a" * 40, {"A": 10.0, "B": 3.0}, {"A": [1, 2, nan], "B": [None]},
-                                                       2.0)).replace("NaN", "NaN"))
+                                                       2.0)))  # B's null: a failed point, which ran
     (machine / "b.json").write_text(json.dumps(_result("b" * 40, {"A": 14.0, "B": 5.0}, {"A": [1, 2, nan], "B": [1]}, 4.0)))
-    (machine / "machine.json").write_text("{}")
+    (machine / "machine.json").write_text("{}")  # not a result: skipped
     log = tmp_path / "backfill.jsonl"
     log.write_text("\n".join(json.dumps(x) for x in [
         {"sha": "a" * 40, "exit": 0, "outcome": "stored", "seconds": 30.0},  # 30 - (10 + 3 + 2 + 0.5) = 14.5

@@ -113,10 +113,6 @@ def _session_bias_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
 
 
-HISTORY_MACHINE = "cpu-2vcpu-amd-epyc-2380ab50"  # the committed suite-wide history of one 2-vCPU host
-PAIRED_FROM = "results/reports/gate/cpu-2vcpu-amd-epyc"  # committed paired.json of that box type
-
-
 def _nulls_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", default=".", help="repository (default: .)")
     p.add_argument("--profile", default="xeon", help="the gate.toml profile a null run gates with (default: xeon, "
@@ -125,6 +121,8 @@ def _nulls_common(p: argparse.ArgumentParser) -> None:
 
 
 def _nulls_parser(p: argparse.ArgumentParser) -> None:
+    from rlperf.gate.power.null_plan import HISTORY_MACHINE, PAIRED_FROM
+
     actions = p.add_subparsers(dest="nulls_action", metavar="{plan,run,summary}")
     plan = actions.add_parser("plan", help="The sample per core count and one null run's wall time from history.",
                               description="The null-run sample per core count and one run's wall time, computed "
@@ -214,59 +212,6 @@ def _session_bias(args) -> int:
     return 0
 
 
-def _plan_lines(repo: str, profile: str, benchmarks_json: str | None, cores: list[int], *, history_machine: str,
-                paired_from: str, listing: bool = False) -> list[str]:
-    """The sample's size per core count and one null run's expected wall time on the history's host."""
-    import os
-    import re
-
-    from rlperf.asvtools.git import toplevel
-    from rlperf.errors import InfrastructureError, UsageError
-    from rlperf.gate.config import load_config
-    from rlperf.gate.power import null_cost, null_sample
-
-    try:
-        top = toplevel(repo)
-    except InfrastructureError as exc:
-        raise UsageError(f"--repo {repo!r}: {exc}") from None
-    config_path = os.path.join(top, "gate.toml")
-    config = load_config(config_path if os.path.isfile(config_path) else None, profile=profile)
-    benchmarks = null_sample.load_benchmarks(benchmarks_json or os.path.join(top, "results", "asv", "benchmarks.json"))
-    plan = null_sample.sample_plan(benchmarks)
-    lines = [f"null-run sample `{null_sample.SAMPLE}` (rlperf.asvtools.bench_plan.NULL_RUN_POINTS): "
-             f"{len(plan.run)} points; a point above the box's cores skips itself"]
-    for n in cores:
-        per = null_sample.counts(plan, benchmarks, n)
-        lines.append(f"  {n} cores: {sum(per.values())} points ("
-                     + ", ".join(f"{k} {v}" for k, v in per.items()) + ")")
-    if listing:
-        lines += [f"    {p.name}" for p in plan.run]
-    machine_json = os.path.join(top, "results", "asv", history_machine, "machine.json")
-    if not os.path.isfile(machine_json):
-        raise UsageError(f"--history-machine {history_machine!r}: no {machine_json}; give a machine folder of "
-                         "results/asv")
-    with open(machine_json) as fh:
-        box = int(__import__("json").load(fh).get("num_cpu", 1))
-    history = null_cost.history_costs(os.path.join(top, "results", "asv"), history_machine,
-                                      os.path.join(top, "results", "reports", "history", history_machine, "backfill.jsonl"))
-    startup, pairs = null_cost.pair_startup(os.path.join(top, paired_from))
-    runnable = [p for p in plan.run if null_sample.runs_on(p, benchmarks, box)]
-    pattern = re.compile(config.paired_bench) if config.paired_seconds and config.paired_bench else None
-    paired = {p.name for p in runnable if config.paired_seconds and (pattern is None or pattern.search(p.name))}
-    est = null_cost.estimate(runnable, history, passes=config.passes, paired_names=paired,
-                             paired_seconds=config.paired_seconds, restarts=config.paired_restarts, startup_s=startup,
-                             setup_cache_keys={k: b.get("setup_cache_key") for k, b in benchmarks.items()})
-    lines.append(f"profile {profile}: {config.passes} passes, paired `{config.paired_bench}` "
-                 f"{config.paired_seconds:g} s from {config.paired_restarts} worker pairs, confirming rounds "
-                 f"{config.paired_confirm} (gate.toml)")
-    lines += est.lines(history, pairs, config.paired_seconds, config.paired_restarts)
-    others = [n for n in cores if n != box]
-    if others:
-        lines.append(f"  on {', '.join(map(str, others))} cores: not computed (no history measured on such a host); "
-                     "every `nulls run` record carries its measured seconds")
-    return lines
-
-
 def _nulls(args) -> int:
     from rlperf.errors import UsageError
 
@@ -295,16 +240,19 @@ def _nulls(args) -> int:
             raise UsageError(f"--cores {args.cores!r}: give comma-separated whole numbers, e.g. 2,16") from None
         if cores[0] < 1:
             raise UsageError("--cores: each core count must be >= 1")
-        print("\n".join(_plan_lines(args.repo, args.profile, args.benchmarks, cores,
-                                    history_machine=args.history_machine, paired_from=args.paired_from,
-                                    listing=args.list)))
+        from rlperf.gate.power.null_plan import plan_lines
+
+        print("\n".join(plan_lines(args.repo, args.profile, args.benchmarks, cores,
+                                   history_machine=args.history_machine, paired_from=args.paired_from,
+                                   listing=args.list)))
         return 0
+    from rlperf.gate.power.null_plan import HISTORY_MACHINE, PAIRED_FROM, plan_lines
     from rlperf.gate.power.null_run import check, null_run
 
     check(args.repo, args.base, args.log, args.profile, args.benchmarks, args.machine)
     try:
-        print("\n".join(_plan_lines(args.repo, args.profile, args.benchmarks, [], history_machine=HISTORY_MACHINE,
-                                    paired_from=PAIRED_FROM)), flush=True)
+        print("\n".join(plan_lines(args.repo, args.profile, args.benchmarks, [], history_machine=HISTORY_MACHINE,
+                                   paired_from=PAIRED_FROM)), flush=True)
     except UsageError as exc:  # a repository without that history still runs; it just has no estimate
         print(f"no estimate: {exc}", flush=True)
     path, record = null_run(args.repo, args.base, args.log, profile=args.profile, machine=args.machine,

@@ -19,7 +19,6 @@ history never ran are counted as unmeasured and left out of the sum (the output 
 from __future__ import annotations
 
 import glob
-import itertools
 import json
 import math
 import os
