@@ -112,7 +112,8 @@ def test_plan_prints_the_counts_and_the_expected_time(capsys):
 # --- the log ------------------------------------------------------------------------------------------------
 
 def _record(started=1_800_000_000.0, exit_code=0, findings=None, base="b" * 40, head="h" * 40, **kw) -> dict:
-    verdict = None if exit_code is None else {"exit_code": exit_code, "findings": findings or {}}
+    verdict = None if exit_code is None else {"exit_code": exit_code, "findings": [
+        {"name": name, **f} for name, f in (findings or {}).items()]}
     return {"started": started, "base": base, "head": head, "seconds": 3000.0, "gate_exit": exit_code,
             "verdict": verdict, "host": {"static": {"cpu": "Xeon", "num_cpu": 16}}, "sample_points": 197, **kw}
 
@@ -271,7 +272,8 @@ def test_a_null_run_gates_the_null_commit_with_the_profile_and_records_the_verdi
     assert added == ["+            # null change by rlperf gate-power"]  # a comment, nothing else
     assert _git("log", "--format=%s", cwd=repo) == "base"  # the user's repository is untouched
     [record] = null_log.read(str(log))
-    assert record["verdict"]["exit_code"] == 1 and record["verdict"]["findings"]["p1"]["status"] == "regression"
+    assert record["verdict"]["exit_code"] == 1 and record["verdict"]["findings"][0] == {
+        "name": "p1", "status": "regression", "ratio": 1.2, "factor": 1.1}  # the gate's verdict JSON as written
     assert record["base"] == base and record["head"] == args["--head"] and record["gate_exit"] == 1
     assert record["host"]["static"]["cpu"] == "test cpu" and len(record["load_before"]) == 3
     assert record["sample_points"] == sum(null_sample.counts(null_sample.sample_plan(benchmarks), benchmarks,

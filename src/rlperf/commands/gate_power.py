@@ -259,7 +259,7 @@ def _nulls(args) -> int:
                             benchmarks_json=args.benchmarks)
     verdict = record["verdict"]
     print(f"record: {path}; gate exit {record['gate_exit']} in {record['seconds']:.0f} s"
-          + (f"; {sum(f['status'] == 'regression' for f in verdict['findings'].values())} point(s) flagged as a "
+          + (f"; {sum(f['status'] == 'regression' for f in verdict['findings'])} point(s) flagged as a "
              "regression" if verdict else "; NO verdict (not counted by the summary): " + (record["error"] or "")[-500:]))
     return 0 if verdict else 5
 

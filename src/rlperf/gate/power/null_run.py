@@ -3,12 +3,13 @@
 In a throw-away clone, the power study's null arm (injection.make_arms: a comment-only commit on top of
 --base) is gated against --base by a real `rlperf gate --run --profile PROFILE` over the null-run sample
 (null_sample), in a fresh interpreter and a scratch results folder, with the base's gate.toml. The record
-(host fingerprint, load before and after, start and end, the command, every point's status) is appended to
+(host fingerprint, load before and after, start and end, the command, the gate's verdict JSON) is appended to
 the log folder (null_log) whatever the gate said: a flagged null run is the datum this study exists for.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -62,19 +63,9 @@ def run_gate(cmd: list[str], cwd: str) -> tuple[int, str]:
     return proc.returncode, proc.stdout[-3000:]
 
 
-def reduce_verdict(doc: dict) -> dict:
-    """What the summary needs of a verdict JSON: its exit code, counts, mode, and per point status and ratio."""
-    return {"exit_code": doc["exit_code"], "counts": doc.get("counts"), "mode": doc.get("mode"),
-            "profile": doc.get("profile"), "machine": doc.get("machine"),
-            "findings": {f["name"]: {"status": f["status"], "ratio": f.get("ratio"), "factor": f.get("factor")}
-                         for f in doc.get("findings", [])}}
-
-
 def null_run(repo: str, base: str, log: str, *, profile: str = "xeon", machine: str | None = None,
              benchmarks_json: str | None = None, echo=print) -> tuple[str, dict]:
     """One whole null run, appended to `log`; returns (record path, record)."""
-    import json
-
     top, base_sha, benchmarks_json = check(repo, base, log, profile, benchmarks_json, machine)
     benchmarks = null_sample.load_benchmarks(benchmarks_json)
     plan = null_sample.sample_plan(benchmarks)
@@ -95,7 +86,7 @@ def null_run(repo: str, base: str, log: str, *, profile: str = "xeon", machine: 
         verdict = None
         if os.path.isfile(verdict_path):
             with open(verdict_path) as fh:
-                verdict = reduce_verdict(json.load(fh))
+                verdict = json.load(fh)  # the gate's whole verdict JSON (rlperf.gate/1), kept as it wrote it
     finally:
         shutil.rmtree(clone, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -113,4 +104,4 @@ def _utc(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-__all__ = ["check", "gate_command", "null_run", "reduce_verdict", "run_gate"]
+__all__ = ["check", "gate_command", "null_run", "run_gate"]

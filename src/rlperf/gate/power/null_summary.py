@@ -45,8 +45,8 @@ def summarize(records: list[dict], target: float = TARGET) -> dict:
         exits[r["verdict"]["exit_code"]] = exits.get(r["verdict"]["exit_code"], 0) + 1
     points: dict[str, dict] = {}
     for r in judged:
-        for name, f in r["verdict"]["findings"].items():
-            row = points.setdefault(name, {"judged": 0, "false_alarms": 0, "other_blocking": 0, "ratios": []})
+        for f in r["verdict"]["findings"]:
+            row = points.setdefault(f["name"], {"judged": 0, "false_alarms": 0, "other_blocking": 0, "ratios": []})
             if f["status"] in GATED:
                 row["judged"] += 1
                 if f["status"] in BLOCKING:
@@ -79,7 +79,7 @@ def summarize(records: list[dict], target: float = TARGET) -> dict:
         "per_point": _cell(sum(p["false_alarms"] for p in points.values()), sum(p["judged"] for p in points.values())),
         "points": dict(sorted(points.items())),
         "flagged_runs": [{"file": r["file"], "exit_code": r["verdict"]["exit_code"],
-                          "points": sorted(n for n, f in r["verdict"]["findings"].items() if f["status"] in BLOCKING)}
+                          "points": sorted(f["name"] for f in r["verdict"]["findings"] if f["status"] in BLOCKING)}
                          for r in flagged],
         "seconds_per_run": {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds)}
         if seconds else None,
