@@ -231,6 +231,42 @@ def test_the_nightly_null_run_gates_a_null_change_on_a_runner_no_pr_job_uses():
     assert nulls["env"]["LOG"] == f"results/reports/gate/{nulls['env']['RLPERF_MACHINE']}/nulls"
 
 
+_FAKE_RLPERF = """#!/usr/bin/env bash
+# stands in for `.venv/bin/python -m rlperf ...` in the nulls step: records its calls, writes a record for `run`
+echo "$*" >> calls.log
+if [ "$4 $5" = "nulls run" ]; then
+  while [ $# -gt 0 ]; do if [ "$1" = --log ]; then log=$2; fi; shift; done
+  mkdir -p "$log" && echo '{"night": 2}' > "$log/new.json"
+  exit "${FAKE_EXIT:-0}"
+fi
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("gate_exit", [0, 5])
+def test_the_nulls_step_hands_on_its_new_record_and_keeps_the_run_exit_status(tmp_path, gate_exit):
+    job = _load("nightly.yml")["jobs"]["nulls"]
+    script = next(s["run"] for s in job["steps"] if s.get("name") == "One null gate run")
+    fake = tmp_path / ".venv" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(_FAKE_RLPERF)
+    fake.chmod(0o755)
+    log = tmp_path / job["env"]["LOG"]
+    log.mkdir(parents=True)
+    (log / "old.json").write_text('{"night": 1}')  # a committed record
+    env = {**os.environ, "LOG": job["env"]["LOG"], "RLPERF_MACHINE": job["env"]["RLPERF_MACHINE"],
+           "FAKE_EXIT": str(gate_exit), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == gate_exit, proc.stdout + proc.stderr
+    out = tmp_path / "nulls-out"
+    assert [str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()] == [f"{job['env']['LOG']}/new.json"]
+    assert sorted(f.name for f in (tmp_path / "nulls-all").iterdir()) == ["new.json", "old.json"]
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls[0].startswith("-m rlperf gate-power nulls run --base HEAD --profile xeon --machine ci-xeon")
+    assert calls[1] == "-m rlperf gate-power nulls summary nulls-all"
+
+
 # --- The nightly's commit step, run for real on a local origin --------------------------------------------
 
 def _git(*args, cwd):
