@@ -14,6 +14,7 @@ import pytest
 
 from rlperf import atomic
 from rlperf.cli import main as rlperf_main
+from rlperf.envs.threads import max_numba_threads
 from rlperf.errors import UsageError
 from rlperf.gate.power import injection, null_cost, null_log, null_run, null_sample, null_summary
 from rlperf.gate.power.tables import wilson
@@ -277,7 +278,7 @@ def test_a_null_run_gates_the_null_commit_with_the_profile_and_records_the_verdi
     assert record["base"] == base and record["head"] == args["--head"] and record["gate_exit"] == 1
     assert record["host"]["static"]["cpu"] == "test cpu" and len(record["load_before"]) == 3
     assert record["sample_points"] == sum(null_sample.counts(null_sample.sample_plan(benchmarks), benchmarks,
-                                                             null_sample.usable_cores()).values())
+                                                             max_numba_threads()).values())
     assert record["started_utc"] <= record["ended_utc"] and record["error"] is None
     out = capsys.readouterr().out
     assert "record:" in out and "1 point(s) flagged" in out

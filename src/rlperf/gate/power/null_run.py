@@ -19,6 +19,7 @@ import time
 
 from rlperf.asvtools.fingerprint import fingerprint
 from rlperf.asvtools.git import resolve, toplevel
+from rlperf.envs.threads import max_numba_threads
 from rlperf.errors import InfrastructureError, UsageError
 from rlperf.gate.config import load_config
 from rlperf.gate.power import null_log, null_sample
@@ -69,7 +70,7 @@ def null_run(repo: str, base: str, log: str, *, profile: str = "xeon", machine: 
     top, base_sha, benchmarks_json = check(repo, base, log, profile, benchmarks_json, machine)
     benchmarks = null_sample.load_benchmarks(benchmarks_json)
     plan = null_sample.sample_plan(benchmarks)
-    cores = null_sample.usable_cores()
+    cores = max_numba_threads()  # the suite's own thread ceiling: a point above it skips itself
     points = sum(null_sample.counts(plan, benchmarks, cores).values())
     started, load_before = time.time(), os.getloadavg()
     host = fingerprint()

@@ -9,7 +9,6 @@ are read from `benchmarks.json` (asv's discovery, committed with the results), n
 from __future__ import annotations
 
 import json
-import os
 
 from rlperf.asvtools.bench_plan import NULL_RUN_POINTS, Plan, Point, make_plan
 from rlperf.errors import UsageError
@@ -79,10 +78,5 @@ def counts(plan: Plan, benchmarks: dict[str, dict], cores: int) -> dict[str, int
     return out
 
 
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity), as the suite's thread limit counts them."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 __all__ = ["SAMPLE", "SUITES", "bench_regex", "counts", "load_benchmarks", "runs_on", "sample_plan", "suite",
-           "threads", "usable_cores"]
+           "threads"]
