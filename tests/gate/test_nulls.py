@@ -204,6 +204,7 @@ def test_the_target_is_met_missed_or_undecided_by_the_wilson_interval():
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "--log", "FILE"], "is a file"),
+    (["run", "--log", "FILE/sub"], "is a file, not a folder"),
     (["run", "--log", "LOG", "--profile", "nope"], "valid: gpu, xeon"),
     (["run", "--log", "LOG", "--base", "no-such-ref"], "no-such-ref"),
     (["run", "--log", "LOG", "--machine", "../x"], "machine name"),
@@ -216,7 +217,7 @@ def test_the_target_is_met_missed_or_undecided_by_the_wilson_interval():
 def test_bad_input_exits_2_naming_the_problem_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, message):
     (tmp_path / "FILE").write_text("x")
     monkeypatch.setattr(null_run, "run_gate", lambda *a: pytest.fail("the gate ran"))
-    argv = [str(tmp_path / a) if a in ("FILE", "LOG", "MISSING") else a for a in argv]
+    argv = [str(tmp_path / a) if a in ("FILE", "FILE/sub", "LOG", "MISSING") else a for a in argv]
     assert nulls([*argv, *(["--repo", str(ROOT)] if argv and argv[0] != "summary" else [])]) == 2
     assert message in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["FILE"]

@@ -13,6 +13,7 @@ import time
 
 from rlperf.atomic import TEMP_SUFFIX, create_json
 from rlperf.errors import UsageError
+from rlperf.gate.outputs import check_output_path
 from rlperf.report.jsonio import read_json
 
 SCHEMA = "rlperf.gate-nulls"
@@ -39,9 +40,10 @@ def append(folder: str, record: dict) -> str:
 
 
 def check_folder(folder: str) -> None:
-    """A log folder must be a folder or absent (it is created): a file there is a usage error."""
+    """Before an hour of measuring: the log is a folder or absent (then created), and writable."""
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError(f"--log {folder!r} is a file; give a folder (absent, empty, or holding null-run records)")
+    check_output_path(os.path.join(folder, "new-record.json"), "--log")  # creatable there (a probe file)
 
 
 def read(folder: str) -> list[dict]:
