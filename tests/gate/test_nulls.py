@@ -304,3 +304,12 @@ def test_summary_command_writes_what_it_prints(tmp_path, capsys):
     assert nulls(["summary", str(log), "--out-md", str(out_md), "--out-json", str(out_json)]) == 0
     assert capsys.readouterr().out == out_md.read_text()
     assert json.loads(out_json.read_text())["per_run"]["n"] == 1
+
+
+def test_the_gate_call_streams_its_output_and_returns_its_exit_code_and_tail(capsys):
+    import sys
+
+    code, tail = null_run.run_gate([sys.executable, "-c", "import sys\nfor i in range(50): print(i)\nsys.exit(3)"],
+                                   str(ROOT))
+    assert code == 3 and tail.splitlines() == [str(i) for i in range(10, 50)]  # the last 40 lines
+    assert capsys.readouterr().err.splitlines() == [str(i) for i in range(50)]  # every line, as it came

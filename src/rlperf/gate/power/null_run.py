@@ -9,6 +9,7 @@ the log folder (null_log) whatever the gate said: a flagged null run is the datu
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import shutil
@@ -57,11 +58,14 @@ def gate_command(clone: str, base: str, head: str, *, profile: str, bench: str, 
 
 
 def run_gate(cmd: list[str], cwd: str) -> tuple[int, str]:
-    """Run the gate in a fresh interpreter: (exit code, the tail of its output). Its progress streams to
-    our stderr too, so a night's log shows the run as it goes."""
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    sys.stderr.write(proc.stdout[-20000:])
-    return proc.returncode, proc.stdout[-3000:]
+    """Run the gate in a fresh interpreter: (exit code, the last lines of its output). Its output streams to
+    our stderr as it comes, so a night's log shows the run as it goes."""
+    tail: collections.deque[str] = collections.deque(maxlen=40)
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            tail.append(line)
+    return proc.returncode, "".join(tail)
 
 
 def null_run(repo: str, base: str, log: str, *, profile: str = "xeon", machine: str | None = None,
