@@ -283,7 +283,18 @@ def test_a_null_run_gates_the_null_commit_with_the_profile_and_records_the_verdi
     assert record["started_utc"] <= record["ended_utc"] and record["error"] is None
     out = capsys.readouterr().out
     assert "record:" in out and "1 point(s) flagged" in out
+    assert ("WARNING" in out) == (record["sample_points"] < 100)
     assert not os.path.exists(args["--repo"])  # the throw-away clone is gone
+
+
+def test_a_run_on_too_few_cores_warns_that_it_covers_under_100_points(repo, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(null_run, "run_gate", _fake_gate(0, [("p", "ok", 1.0)], {}))
+    monkeypatch.setattr(null_run, "fingerprint", lambda: {"static": {}})
+    monkeypatch.setattr(null_run, "max_numba_threads", lambda: 1)
+    assert nulls(["run", "--repo", str(repo), "--log", str(tmp_path / "log")]) == 0
+    assert "WARNING: 1 usable core(s) run 77 of the sample's points" in capsys.readouterr().out
+    [record] = null_log.read(str(tmp_path / "log"))
+    assert record["sample_points"] == 77 and record["cores"] == 1
 
 
 def test_a_run_without_a_verdict_is_recorded_and_exits_5(repo, tmp_path, monkeypatch):

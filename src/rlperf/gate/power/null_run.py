@@ -27,6 +27,9 @@ from rlperf.gate.power import null_log, null_sample
 from rlperf.gate.power.injection import clone_repo, make_arms
 
 
+MIN_POINTS = 100  # the documented sample a null run should cover (issue 25, section 4)
+
+
 def check(repo: str, base: str, log: str, profile: str, benchmarks_json: str | None,
           machine: str | None) -> tuple[str, str, str]:
     """Every input checked before anything is cloned or measured: (repository top level, base SHA, the
@@ -87,6 +90,9 @@ def null_run(repo: str, base: str, log: str, *, profile: str = "xeon", machine: 
                            machine=machine, results_dir=os.path.join(scratch, "results"), verdict=verdict_path)
         echo(f"rlperf gate-power nulls: gating the null commit {arm['sha'][:12]} against {base_sha[:12]} over "
              f"{points} sample points ({cores} usable cores), profile {profile}")
+        if points < MIN_POINTS:
+            echo(f"WARNING: {cores} usable core(s) run {points} of the sample's points, fewer than the {MIN_POINTS} "
+                 "a null run should cover (issue 25): run it on more cores (not pinned to one)")
         code, tail = run_gate(cmd, clone)
         verdict = None
         if os.path.isfile(verdict_path):
