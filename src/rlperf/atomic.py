@@ -73,6 +73,25 @@ def write_json(path: str | Path, doc: dict) -> Path:
     return Path(path)
 
 
+def create_json(path: str | Path, doc: dict) -> Path:
+    """Write `doc` to a NEW file `path`, whole or not at all: FileExistsError when `path` exists, which is
+    never replaced (a log of one file per record: a writer that raced another loses nothing of either)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(doc, fh, indent=2, sort_keys=False, default=_jsonable)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, file_mode())
+        os.link(tmp, path)  # atomic, and refuses an existing name where os.replace would overwrite it
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
 def save_figure(fig, path: str | Path, **savefig_kw) -> Path:
     """matplotlib `fig.savefig` into a temp file, then the rename; the figure is closed either way."""
     import matplotlib.pyplot as plt

@@ -206,13 +206,65 @@ def test_nightly_measures_on_the_runners_and_commits_from_a_github_hosted_job():
     assert "git push" not in _script(measure)
     upload = next(s for s in measure["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["with"]["name"] == "perf-nightly-${{ matrix.machine }}" and upload["with"]["path"] == "nightly-out/"
-    assert _github_hosted(commit) and commit["needs"] == "measure" and commit["permissions"] == {"contents": "write"}
+    assert _github_hosted(commit) and commit["needs"] == ["measure", "nulls"]
+    assert commit["permissions"] == {"contents": "write"}
     script = _script(commit)
     assert "git push" in script
     # the job with the token runs no code of the repository's: no environment, no Python, no make
     assert not re.search(r"\bmake\b|\.venv|python|-m rlperf|rlperf gate", script)
     assert not any(s.get("uses", "").startswith(("actions/setup-python", "actions/github-script"))
                    for s in commit["steps"])
+
+
+def test_the_nightly_null_run_gates_a_null_change_on_a_runner_no_pr_job_uses():
+    """docs/gate.md, Null runs: one whole gate run with the Xeon leg's profile per night, on its own label."""
+    nulls = _load("nightly.yml")["jobs"]["nulls"]
+    pr_labels = {entry["runner"] for job in _load("gate.yml")["jobs"].values()
+                 if isinstance(job.get("strategy"), dict) for entry in job["strategy"]["matrix"]["include"]}
+    assert nulls["runs-on"] == ["self-hosted", "xeon-nulls"] and "xeon-nulls" not in pr_labels
+    assert nulls["permissions"] == {"contents": "read"}
+    script = _script(nulls)
+    assert "rlperf gate-power nulls run --base HEAD --profile xeon" in script and "git push" not in script
+    upload = next(s for s in nulls["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "nulls-out/"
+    assert upload["with"]["name"] == "perf-nulls-${{ env.RLPERF_MACHINE }}"
+    assert nulls["env"]["LOG"] == f"results/reports/gate/{nulls['env']['RLPERF_MACHINE']}/nulls"
+
+
+_FAKE_RLPERF = """#!/usr/bin/env bash
+# stands in for `.venv/bin/python -m rlperf ...` in the nulls step: records its calls, writes a record for `run`
+echo "$*" >> calls.log
+if [ "$4 $5" = "nulls run" ]; then
+  while [ $# -gt 0 ]; do if [ "$1" = --log ]; then log=$2; fi; shift; done
+  mkdir -p "$log" && echo '{"night": 2}' > "$log/new.json"
+  exit "${FAKE_EXIT:-0}"
+fi
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("gate_exit", [0, 5])
+def test_the_nulls_step_hands_on_its_new_record_and_keeps_the_run_exit_status(tmp_path, gate_exit):
+    job = _load("nightly.yml")["jobs"]["nulls"]
+    script = next(s["run"] for s in job["steps"] if s.get("name") == "One null gate run")
+    fake = tmp_path / ".venv" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(_FAKE_RLPERF)
+    fake.chmod(0o755)
+    log = tmp_path / job["env"]["LOG"]
+    log.mkdir(parents=True)
+    (log / "old.json").write_text('{"night": 1}')  # a committed record
+    env = {**os.environ, "LOG": job["env"]["LOG"], "RLPERF_MACHINE": job["env"]["RLPERF_MACHINE"],
+           "FAKE_EXIT": str(gate_exit), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == gate_exit, proc.stdout + proc.stderr
+    out = tmp_path / "nulls-out"
+    assert [str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()] == [f"{job['env']['LOG']}/new.json"]
+    assert sorted(f.name for f in (tmp_path / "nulls-all").iterdir()) == ["new.json", "old.json"]
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls[0].startswith("-m rlperf gate-power nulls run --base HEAD --profile xeon --machine ci-xeon")
+    assert calls[1] == "-m rlperf gate-power nulls summary nulls-all"
 
 
 # --- The nightly's commit step, run for real on a local origin --------------------------------------------
@@ -229,6 +281,8 @@ def nightly_clone(tmp_path):
     (seed / "results/asv/ci-xeon").mkdir(parents=True)
     (seed / "results/asv/ci-xeon/old.json").write_text("{}\n")
     (seed / "results/asv/benchmarks.json").write_text('{"v": 1}\n')
+    (seed / "results/reports/gate/ci-xeon/nulls").mkdir(parents=True)
+    (seed / "results/reports/gate/ci-xeon/nulls/old.json").write_text('{"night": 1}\n')
     _git("init", "-q", "-b", "main", cwd=seed)
     _git("add", "-A", cwd=seed)
     _git("commit", "-qm", "seed", cwd=seed)
@@ -237,9 +291,9 @@ def nightly_clone(tmp_path):
     return origin, work
 
 
-def _artifact(work: Path, machine: str, files: dict[str, str]) -> None:
+def _artifact(work: Path, machine: str, files: dict[str, str], kind: str = "nightly") -> None:
     for rel, text in files.items():
-        f = work / "nightly" / f"perf-nightly-{machine}" / rel
+        f = work / kind / f"perf-{kind}-{machine}" / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(text)
 
@@ -318,6 +372,38 @@ def test_the_commit_job_refuses_an_artifact_that_reaches_outside_its_results(nig
     assert _git("rev-parse", "main", cwd=origin) == before  # nothing pushed
     assert _git("rev-parse", "HEAD", cwd=work) == before  # nothing committed either
     assert not (work / stray).exists()  # checked before anything was copied
+
+
+NULLS = "results/reports/gate/ci-xeon/nulls"
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+def test_the_commit_job_adds_the_null_run_record_beside_the_older_ones(nightly_clone):
+    origin, work = nightly_clone
+    _artifact(work, "ci-xeon", {"results/asv/ci-xeon/new.json": "{}\n"})
+    _artifact(work, "ci-xeon", {f"{NULLS}/new.json": '{"night": 2}\n'}, kind="nulls")
+    proc = _commit_step(work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = _git("log", "--format=%s", "main", cwd=origin).splitlines()
+    assert [s.split(" 20")[0] for s in log[:2]] == ["results: null gate run ci-xeon", "results: nightly ci-xeon"]
+    assert _git("show", f"main:{NULLS}/old.json", cwd=origin) == '{"night": 1}'
+    assert _git("show", f"main:{NULLS}/new.json", cwd=origin) == '{"night": 2}'
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+@pytest.mark.parametrize("rel, why", [(f"{NULLS}/old.json", "would replace the record"),
+                                      (f"{NULLS}/deeper/x.json", "holds files outside"),
+                                      (f"{NULLS}/x.txt", "holds files outside"),
+                                      ("results/asv/ci-xeon/x.json", "holds files outside"),
+                                      (".github/workflows/gate.yml", "holds files outside")])
+def test_the_commit_job_refuses_a_null_record_that_replaces_one_or_reaches_elsewhere(nightly_clone, rel, why):
+    origin, work = nightly_clone
+    before = _git("rev-parse", "main", cwd=origin)
+    _artifact(work, "ci-xeon", {f"{NULLS}/new.json": "{}\n", rel: "planted\n"}, kind="nulls")
+    proc = _commit_step(work)
+    assert proc.returncode != 0 and why in proc.stdout, proc.stdout + proc.stderr
+    assert _git("rev-parse", "main", cwd=origin) == before and _git("rev-parse", "HEAD", cwd=work) == before
+    assert (work / NULLS / "old.json").read_text() == '{"night": 1}\n' and not (work / NULLS / "new.json").exists()
 
 
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")

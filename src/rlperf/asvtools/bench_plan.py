@@ -88,7 +88,34 @@ GPU_HISTORY_POINTS: dict[str, list[dict]] = {
     "bench_e2e.E2EIteration": [{"task": ["g1_motion_tracking"], "placement": ["host", "uva", "gpu"],
                                 "prefetch": ["none"]}],
 }
-SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS, "gpu-history": GPU_HISTORY_POINTS}
+# The null-run sample: what `rlperf gate-power nulls run` gates on a null change, night after night, to
+# measure the false alarms of a whole gate run under the Xeon leg's settings (issue 25 section 4; docs/gate.md,
+# "Null runs"). Every CPU suite: the env kernels fused (paired on the Xeon leg) and reference, their
+# speedups, parity, one cold compile (3 fresh compiles a sample: the costliest point per pass), actor noise
+# and in-kernel noise, the CPU replay gathers and the host peak at the reference capacity 2^20 (the
+# placements a CPU box without torchrl measures), and the e2e collector step. Thread counts go to 16: a
+# point above the box's cores skips itself, so a 2-vCPU box gates 107 of them and a 16+-core Xeon 197
+# (`rlperf gate-power nulls plan` counts them from benchmarks.json).
+ALL_THREADS = [1, 2, 4, 8, 16]
+NULL_RUN_POINTS: dict[str, list[dict]] = {
+    "bench_env.EnvFused": [{"num_envs": [512, 8192, 32768], "threads": ALL_THREADS}],
+    "bench_env.EnvReference": [{"num_envs": [512, 8192, 32768]}],
+    "bench_env.EnvSpeedup": [{"num_envs": [512, 8192, 32768], "threads": ALL_THREADS}],
+    "bench_env.EnvParity": [{}],
+    "bench_env.EnvCompile": [{"task": ["g1_motion_tracking"]}],
+    "bench_noise.NoiseGeneration": [{"variant": ["numpy", "numpy-alloc"], "threads": [1]},
+                                    {"variant": ["numpy-threads", "counter-numba"], "threads": ALL_THREADS}],
+    "bench_noise.ProbeInKernelNoise": [{"num_envs": [8192], "threads": ALL_THREADS}],
+    "bench_noise.MotionTrackingInKernelNoise": [{"num_envs": [8192], "threads": ALL_THREADS}],
+    "bench_replay.ReplayCpuSample": [{"capacity_exp": [20], "placement": ["host", "host-pageable", "host-bf16",
+                                                                         "host-compact", "reference-host"],
+                                      "gpus": [1]}],
+    "bench_replay.ReplayPeakMemory.track_host_peak_bytes": [{"capacity_exp": [20],
+                                                             "placement": ["host", "host-compact"]}],
+    "bench_e2e.E2ECollectorStep": [{}],
+}
+SELECTIONS = {"default": DEFAULT_POINTS, "history": HISTORY_POINTS, "gpu-history": GPU_HISTORY_POINTS,
+              "null-runs": NULL_RUN_POINTS}
 
 # benchmarks whose every point needs a CUDA device (each also skips itself without one, for plain asv runs)
 NEEDS_CUDA = ("bench_e2e.E2EIteration", "bench_e2e.E2ELearner", "bench_replay.ReplayEndToEnd",
@@ -235,5 +262,5 @@ def cuda_visible() -> bool:
     return bool(visible_gpu_free_bytes())
 
 
-__all__ = ["DEFAULT_POINTS", "GPU_HISTORY_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",
+__all__ = ["DEFAULT_POINTS", "GPU_HISTORY_POINTS", "HISTORY_POINTS", "NEEDS_CUDA", "NULL_RUN_POINTS", "NO_CUDA_REASON", "SELECTIONS", "Plan", "Point",
            "cuda_visible", "describe_not_run", "discover", "make_plan", "points_of"]

@@ -10,6 +10,9 @@ caught, how often nothing is (docs/gate.md, Detection power). Hours on a 2-vCPU 
         --steps 2,5,10 --factors 1.03,1.05,1.07 --work-dir ... --out-json ... --out-md ...   # paired sampling
     rlperf gate-power resample WORK_DIR --trials 60,30,15 --factors 1.03,1.05,1.10 --injected "'g1_walk_flat'"
     rlperf gate-power session-bias WORK_DIR  # are a block study's sessions biased beyond their passes' noise?
+    rlperf gate-power nulls plan             # the null-run sample per core count, and one run's cost from history
+    rlperf gate-power nulls run --log results/reports/gate/MACHINE/nulls   # one whole null gate run, recorded
+    rlperf gate-power nulls summary results/reports/gate/MACHINE/nulls     # false alarms per run and per point
 
 `study`: in a throw-away clone of the repository, on top of --base, one commit per size injects a known
 slowdown (a calibrated chain of dependent sqrt in the g1_walk_flat kernel, or --target gpu-fused: extra
@@ -21,6 +24,10 @@ the gate's verdict path (`rlperf gate --no-run --passes-from`). Reported per arm
 false alarms per unchanged point and per gate run (95 % Wilson intervals), CV of base medians, samples
 per point, seconds per gate run. `resample` re-cuts a paired study's kept pairs into other trial
 lengths without measuring; `session-bias` tests a block study's sessions against shuffled passes.
+`nulls` measures the false alarms of a WHOLE gate run (docs/gate.md, Null runs): `run` gates the null arm
+against --base with a CI leg's profile over the null-run sample (bench_plan.NULL_RUN_POINTS) and appends
+one record to --log; `summary` reads the records; `plan` counts the sample and computes one run's wall
+time from the committed asv durations.
 
 (`rlperf gate` is one command of flags; the study has flags of its own with other meanings (--passes,
 --factor, --bench, --out-json), so it is a command beside it, not an action inside it.)
@@ -106,14 +113,53 @@ def _session_bias_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
 
 
+def _nulls_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", default=".", help="repository (default: .)")
+    p.add_argument("--profile", default="xeon", help="the gate.toml profile a null run gates with (default: xeon, "
+                                                    "the Xeon leg's settings)")
+    p.add_argument("--benchmarks", help="the suite's asv metadata (default: the repository's results/asv/benchmarks.json)")
+
+
+def _nulls_parser(p: argparse.ArgumentParser) -> None:
+    from rlperf.gate.power.null_plan import HISTORY_MACHINE, PAIRED_FROM
+
+    actions = p.add_subparsers(dest="nulls_action", metavar="{plan,run,summary}")
+    plan = actions.add_parser("plan", help="The sample per core count and one null run's wall time from history.",
+                              description="The null-run sample per core count and one run's wall time, computed "
+                                          "from committed asv durations (measured, not guessed).")
+    _nulls_common(plan)
+    plan.add_argument("--history-machine", default=HISTORY_MACHINE,
+                      help=f"results/asv/<machine> whose durations price a run (default {HISTORY_MACHINE})")
+    plan.add_argument("--paired-from", default=PAIRED_FROM,
+                      help=f"folder of committed paired.json files for the worker start-up (default {PAIRED_FROM})")
+    plan.add_argument("--cores", default="2,16", help="core counts to count the sample for (default 2,16)")
+    plan.add_argument("--list", action="store_true", help="also list every point of the sample")
+    run = actions.add_parser("run", help="One whole null gate run (null commit vs --base), appended to --log.",
+                             description="One whole null gate run: a comment-only commit on --base in a throw-away "
+                                         "clone, `rlperf gate --run --profile PROFILE` over the sample, its record "
+                                         "appended to --log as a new file. Exit 0 with a verdict (whatever it "
+                                         "said), 5 when the gate wrote none (the record says why).")
+    _nulls_common(run)
+    run.add_argument("--log", required=True, help="folder of the records (created; one new file per run)")
+    run.add_argument("--base", default="HEAD", help="commit the null change goes on (default: HEAD)")
+    run.add_argument("--machine", help="asv machine name for the gate (default: the gate's, `rlperf machine --print-name`)")
+    summary = actions.add_parser("summary", help="False alarms per run and per point so far, with Wilson intervals.",
+                                 description="What the records of a --log folder say: the share of runs that flag "
+                                             "anything (target <= 5 %), the per-point rate, the points that flagged.")
+    summary.add_argument("log", help="a `nulls run --log` folder")
+    summary.add_argument("--out-md", help="also write the summary here (atomically)")
+    summary.add_argument("--out-json", help="also write the figures as JSON here (atomically)")
+
+
 def add_parser(subparsers, name: str, help_text: str):
     p = subparsers.add_parser(name, help=help_text, description=__doc__)
-    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias}")
+    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias,nulls}")
     for action, add, text in (
             ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
             ("resample", _resample_parser, "Re-judge a paired study's kept pairs as longer or shorter trials."),
             ("session-bias", _session_bias_parser,
-             "Compare a block study's session medians with the same passes shuffled into sessions.")):
+             "Compare a block study's session medians with the same passes shuffled into sessions."),
+            ("nulls", _nulls_parser, "Whole null gate runs: record one, summarize the log, or price one from history.")):
         add(actions.add_parser(action, help=text, description=text))
     return p
 
@@ -166,11 +212,65 @@ def _session_bias(args) -> int:
     return 0
 
 
+def _nulls(args) -> int:
+    from rlperf.errors import UsageError
+
+    if args.nulls_action is None:
+        raise UsageError("give a nulls action: plan, run or summary (rlperf gate-power nulls -h)")
+    if args.nulls_action == "summary":
+        from rlperf.atomic import write_text
+        from rlperf.gate.outputs import check_output_path
+        from rlperf.gate.power import null_log, null_summary
+        from rlperf.report.jsonio import write_json
+
+        check_output_path(args.out_md, "--out-md")
+        check_output_path(args.out_json, "--out-json")
+        doc = null_summary.summarize(null_log.read(args.log))
+        text = null_summary.to_markdown(doc, args.log)
+        if args.out_json:
+            write_json(args.out_json, {"schema": "rlperf.gate-nulls-summary/1", "log": args.log, **doc})
+        if args.out_md:
+            write_text(args.out_md, text)
+        print(text, end="")
+        return 0
+    if args.nulls_action == "plan":
+        try:
+            cores = sorted({int(c) for c in args.cores.split(",")})
+        except ValueError:
+            raise UsageError(f"--cores {args.cores!r}: give comma-separated whole numbers, e.g. 2,16") from None
+        if cores[0] < 1:
+            raise UsageError("--cores: each core count must be >= 1")
+        from rlperf.gate.power.null_plan import plan_lines
+
+        print("\n".join(plan_lines(args.repo, args.profile, args.benchmarks, cores,
+                                   history_machine=args.history_machine, paired_from=args.paired_from,
+                                   listing=args.list)))
+        return 0
+    from rlperf.gate.power.null_plan import HISTORY_MACHINE, PAIRED_FROM, plan_lines
+    from rlperf.gate.power.null_run import check, null_run
+
+    check(args.repo, args.base, args.log, args.profile, args.benchmarks, args.machine)
+    try:
+        print("\n".join(plan_lines(args.repo, args.profile, args.benchmarks, [], history_machine=HISTORY_MACHINE,
+                                   paired_from=PAIRED_FROM)), flush=True)
+    except UsageError as exc:  # a repository without that history still runs; it just has no estimate
+        print(f"no estimate: {exc}", flush=True)
+    path, record = null_run(args.repo, args.base, args.log, profile=args.profile, machine=args.machine,
+                            benchmarks_json=args.benchmarks)
+    verdict = record["verdict"]
+    print(f"record: {path}; gate exit {record['gate_exit']} in {record['seconds']:.0f} s"
+          + (f"; {sum(f['status'] == 'regression' for f in verdict['findings'])} point(s) flagged as a "
+             "regression" if verdict else "; NO verdict (not counted by the summary): " + (record["error"] or "")[-500:]))
+    return 0 if verdict else 5
+
+
 def run(args) -> int:
     from rlperf.errors import UsageError
 
     if args.action is None:
-        raise UsageError("give an action: study, resample or session-bias (rlperf gate-power -h)")
+        raise UsageError("give an action: study, resample, session-bias or nulls (rlperf gate-power -h)")
+    if args.action == "nulls":
+        return _nulls(args)
     if args.action == "resample":
         return _resample(args)
     if args.action == "session-bias":

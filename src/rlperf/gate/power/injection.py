@@ -66,6 +66,14 @@ def null_edit(source: str) -> str:
     return source.replace(ANCHOR, "            # null change by rlperf gate-power\n" + ANCHOR)
 
 
+def clone_repo(repo: str, clone: str | None = None) -> str:
+    """A throw-away local clone of `repo` (in `clone`, else a new temp folder) for the arm commits: they never
+    touch the user's repository or its branches. The caller removes it."""
+    clone = clone or tempfile.mkdtemp(prefix="gate-power-clone-")
+    git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(repo), clone)
+    return clone
+
+
 def _commit(clone: str, base: str, text: str, message: str, path: str = KERNEL) -> str:
     git(clone, "checkout", "-q", "--detach", base)
     with open(os.path.join(clone, path), "w") as fh:
@@ -145,5 +153,5 @@ def make_arms(clone: str, base: str, sizes, candidates: list[int], dry_run: bool
     return arms, calibration
 
 
-__all__ = ["ANCHOR", "DEFAULT_BENCH", "DEFAULT_INJECTED", "GPU_ANCHOR", "GPU_FILE", "KERNEL", "TARGETS", "calibrate",
+__all__ = ["ANCHOR", "DEFAULT_BENCH", "DEFAULT_INJECTED", "GPU_ANCHOR", "GPU_FILE", "KERNEL", "TARGETS", "calibrate", "clone_repo",
            "inject", "inject_gpu", "make_arms", "null_edit", "null_edit_gpu", "pick", "write_variants"]

@@ -16,7 +16,7 @@ from rlperf.asvtools.git import git, resolve, toplevel
 from rlperf.errors import InfrastructureError, UsageError
 from rlperf.atomic import write_text
 from rlperf.gate.outputs import check_output_path
-from rlperf.gate.power.injection import TARGETS, make_arms
+from rlperf.gate.power.injection import TARGETS, clone_repo, make_arms
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
 from rlperf.gate.power.tables import summarize, to_markdown
 from rlperf.report.jsonio import write_json
@@ -96,7 +96,7 @@ def run_study(args, command: str) -> dict:
                 saved = json.load(fh)
             base, arms, calibration = saved["base"], saved["arms"], {"resumed": True, "fixed_steps": args.steps}
         else:
-            git(os.path.dirname(clone), "clone", "-q", "--local", os.path.abspath(args.repo), clone)
+            clone_repo(args.repo, clone)
             base = git(os.path.abspath(args.repo), "rev-parse", args.base)
             arms, calibration = make_arms(clone, base, args.sizes, args.candidate_steps, args.dry_run, args.steps,
                                           args.target, null=not args.no_null)
