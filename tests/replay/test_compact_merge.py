@@ -13,7 +13,7 @@ import torch
 
 from rlperf.errors import UsageError
 from rlperf.replay.compact_merge import ENTRY, gather_vectors, merge_entry, plan_for, reach
-from rlperf.replay.compact_plan import MERGE, MIXED, ROW, ZERO, bytes_requested, compact_plan
+from rlperf.replay.compact_plan import MERGE, MIXED, ROW, ZERO, bytes_requested, compact_plan, gather_bytes
 from rlperf.replay.layouts import storage_layout
 from tests.replay.replay_steps import ENVS
 from tests.replay.test_compact_kernel import CAP, DIMS, _assert_fields_equal, _u8, _written
@@ -85,3 +85,14 @@ def test_load16_reach_and_the_oracle_refuse_a_load_that_leaves_its_row():
 def test_an_unknown_mixed_path_is_refused_naming_the_valid_ones():
     with pytest.raises(UsageError, match="valid: bytes, merge"):
         plan_for(storage_layout("compact", DIMS["motion"]), "words")
+
+
+@pytest.mark.parametrize("name", DIMS)
+def test_the_merge_plan_writes_the_default_plans_row_byte_for_byte_padding_included(name):
+    """What the GPU A/B checks (`same_output` compares whole rows): here on the host, for every byte."""
+    st = _written(DIMS[name])
+    idx = ((torch.arange(CAP - ENVS, dtype=torch.int64) + st.ptr) % CAP).numpy()
+    args = (_u8(st.table), _u8(st.terminal), st.slot_of_row.numpy(), idx)
+    default = gather_bytes(*args, step_rows=ENVS, plan=plan_for(st.layout))
+    assert np.array_equal(gather_vectors(*args, step_rows=ENVS, plan=plan_for(st.layout, "merge")), default)
+    assert np.array_equal(gather_vectors(*args, step_rows=ENVS, plan=plan_for(st.layout)), default)
