@@ -1,11 +1,12 @@
 """Launch the fused gathers for Nsight Compute, or time their launch variants with CUDA events (issue 23 §2).
 
-    python3 scripts/device/compact_ncu.py profile [--placements P,..] [--warmup 5] [--launches 3]
+    python3 scripts/device/compact_ncu.py profile [--placements P,..] [--warmup 5] [--launches 3] [--alternatives]
     python3 scripts/device/compact_ncu.py ab --out ab.jsonl [--placements P,..] [--rounds 3]
 
 `profile` is meant to run under `ncu --profile-from-start off`: only the launches after each placement's
-warm-up are profiled. `ab` writes one JSON line per variant and prints the table. The work is in
-`rlperf.replay.kernel_probe`; `scripts/ncu_table.py` turns either output into Markdown.
+warm-up are profiled (with `--alternatives`, each kernel's alternative after it: the merge plan of the
+compact kernel, the int4 loads of the fp32 one). `ab` writes one JSON line per variant and prints the table.
+The work is in `rlperf.replay.kernel_probe`; `scripts/ncu_table.py` turns either output into Markdown.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main(argv=None) -> int:
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", help="ab: the JSON lines file to write")
+    ap.add_argument("--alternatives", action="store_true", help="profile: each kernel's alternative as well")
     args = ap.parse_args(argv)
     try:
         names = kernel_probe.check_placements(args.placements.split(","))
@@ -42,7 +44,8 @@ def main(argv=None) -> int:
     for name in names:
         pl = kernel_probe.build(name, args.capacity_exponent)
         if args.mode == "profile":
-            kernel_probe.profile(pl, placement=name, warmup=args.warmup, launches=args.launches)
+            kernel_probe.profile(pl, placement=name, warmup=args.warmup, launches=args.launches,
+                                 alternatives=args.alternatives)
             print(f"{name}: kernel {pl.kernel}, {args.launches} launches profiled", flush=True)
         else:  # the file holds every placement done so far, so a timeout keeps them
             rows += kernel_probe.ab_timings(pl, name, rounds=args.rounds)

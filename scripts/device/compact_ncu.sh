@@ -9,12 +9,18 @@
 #      the counters are refused (ERR_NVGPUCTRPERM), the log says so and step 3 still runs;
 #   3. CUDA-event A/B, one factor at a time (threads a block; for the compact kernel the successor's distance
 #      and a plan without its byte-by-byte or its misaligned path), 5 interleaved rounds.
+# Each kernel's alternative (written 2026-12-04 without a GPU; first measured by this script) is profiled in
+# step 2 after its default and is a checked row of step 3 (its batch must equal the default's byte for byte):
+#   - gpu-compact-fused mixed=merge (sample_compact_merge): the two straddling vectors from whole 16-byte loads
+#     and byte masks instead of byte by byte; its bound is the plan=no-mixed row;
+#   - gpu-fused vec=int4 (sample_float2_wide): the fp32 row with int4 loads and an 8-byte head or tail.
 # Comes back: gpu-tests.log, summary.txt, ncu-raw.csv, ncu.md, ab.jsonl, ab.md and all.tgz (the ncu report,
 # the details page as CSV and text, logs, machine identity).
 source "$(dirname "$0")/common.sh"
 W=$WORK/ncu
 mkdir -p "$W"
-LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact=gpu-compact-fused --label sample_float2=gpu-fused)
+LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact=gpu-compact-fused --label sample_float2=gpu-fused
+        --label sample_compact_merge="gpu-compact-fused mixed=merge" --label sample_float2_wide="gpu-fused vec=int4")
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 timeout 45 python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/replay/test_compact_kernel.py \
@@ -52,7 +58,7 @@ profile() {  # $1: timeout s, rest: extra ncu flags
   local t=$1; shift
   timeout "$t" "$NCU" --profile-from-start off --kernel-name regex:'sample_(compact|int4|float2)' \
     --clock-control none --cache-control all "${SECTIONS[@]}" "$@" -f -o "$W/ncu" \
-    python3 scripts/device/compact_ncu.py profile --warmup 5 --launches 3 >> "$W/ncu.log" 2>&1
+    python3 scripts/device/compact_ncu.py profile --warmup 5 --launches 3 --alternatives >> "$W/ncu.log" 2>&1
 }
 if [ -n "$NCU" ]; then
   profile 120 --metrics "$METRICS"

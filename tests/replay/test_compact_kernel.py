@@ -84,8 +84,12 @@ def test_the_plan_applied_on_the_host_equals_the_unfused_gather(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mixed", ["bytes", "merge"])
 @pytest.mark.parametrize("name", DIMS)
-def test_the_fused_compact_kernel_equals_the_unfused_gather_on_a_gpu(name):
+def test_the_fused_compact_kernel_equals_the_unfused_gather_on_a_gpu(name, mixed):
+    """`bytes`: the placement's own kernel; `merge`: sample_compact_merge with the merge plan, launched as the
+    kernel probe's A/B launches it, for the same draw."""
+    from rlperf.replay.kernel_probe import Variant, launcher
     from rlperf.replay.placements import PLACEMENTS
     from rlperf.replay.sampler import CounterSampler
 
@@ -98,7 +102,11 @@ def test_the_fused_compact_kernel_equals_the_unfused_gather_on_a_gpu(name):
         p.storage.add(**step(t, DIMS[name], terminal_every=EVERY))
     first, count = p.storage.sampleable()
     want_idx = (first + CounterSampler(p.sampler.seed).draws(count, 777, p.sampler.tick)) % CAP
-    rows = p.sample()
+    if mixed == "bytes":
+        rows = p.sample()
+    else:
+        launcher(p, Variant("gpu-compact-fused", mixed=mixed))()
+        rows = p.out[:, : p.layout.width]
     torch.cuda.synchronize(dev)
     assert torch.equal(p.last_indices().cpu(), torch.from_numpy(want_idx))
     assert bool((p.storage.slot_of_row[p.last_indices()] >= 0).any())  # terminal rows among the drawn

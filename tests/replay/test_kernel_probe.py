@@ -15,7 +15,8 @@ import torch
 from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
 from rlperf.replay.compact_plan import MIXED, NEXT, ROW, ZERO, compact_plan
-from rlperf.replay.kernel_probe import PLACEMENTS, Variant, check_placements, diagnostic_plan, variants
+from rlperf.replay.kernel_probe import (PLACEMENTS, Variant, check_placements, diagnostic_plan, kernel_of,
+                                        variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
@@ -34,14 +35,32 @@ def _cpu_placement(name: str):
 
 
 def test_variants_start_with_the_default_launch_and_change_one_factor_each():
-    vs = variants("gpu-compact-fused", elided=True)
+    vs = variants("gpu-compact-fused", elided=True, kernel="sample_compact")
     assert vs[0] == Variant("gpu-compact-fused") and vs[0].threads == THREADS and vs[0].step_rows is None
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
-        assert (v.threads != THREADS) + (v.step_rows is not None) + (v.plan is not None) == 1
+        changed = (v.threads != THREADS, v.step_rows is not None, v.plan is not None, v.mixed is not None,
+                   v.vec is not None)
+        assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
-    assert all(v.checked for v in variants("gpu-fused-bf16", elided=False))
+    assert vs[1] == Variant("gpu-compact-fused", mixed="merge") and vs[1].checked  # the alternative: same batch
+    assert all(v.checked for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
+    fp32 = variants("gpu-fused", elided=False, kernel="sample_float2")
+    assert fp32[1] == Variant("gpu-fused", vec="int4") and fp32[1].checked
+    assert not any(v.vec or v.mixed for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
+
+
+def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():
+    assert kernel_of("sample_compact", Variant("gpu-compact-fused")) == "sample_compact"
+    assert kernel_of("sample_compact", Variant("gpu-compact-fused", plan="aligned")) == "sample_compact"
+    assert kernel_of("sample_compact", Variant("gpu-compact-fused", mixed="merge")) == "sample_compact_merge"
+    assert kernel_of("sample_float2", Variant("gpu-fused", vec="int4")) == "sample_float2_wide"
+    for kernel, v in (("sample_int4", Variant("gpu-fused-bf16", vec="int4")),
+                      ("sample_float2", Variant("gpu-fused", mixed="merge")),
+                      ("sample_compact", Variant("gpu-compact-fused", mixed="merge", vec="int4"))):
+        with pytest.raises(ValueError, match="no such alternative"):
+            kernel_of(kernel, v)
 
 
 def test_the_diagnostic_plans_take_out_one_path_and_keep_every_load_in_its_row():
@@ -81,6 +100,12 @@ def test_the_compact_kernel_arguments_move_only_the_successor_when_asked():
     replanned = pl.kernel_args(7, vplan=other)
     assert int(args[5]) == pl.vplan.data_ptr() and int(replanned[5]) == other.data_ptr()
     assert [int(a) for i, a in enumerate(replanned) if i != 5] == [int(a) for i, a in enumerate(args) if i != 5]
+    assert int(args[9]) == pl.plan.mixed == 2  # the default plan's shared table: one block a mixed vector
+    table = torch.zeros((32, 4), dtype=torch.int32)
+    retabled = pl.kernel_args(7, vplan=other, table=table)
+    assert int(retabled[6]) == table.data_ptr() and int(retabled[9]) == 2  # its pointer and its blocks of 16
+    assert [int(a) for i, a in enumerate(retabled) if i not in (6, 9)] == [int(a) for i, a in enumerate(replanned)
+                                                                            if i not in (6, 9)]
 
 
 def test_a_whole_row_kernel_takes_its_row_in_vectors_and_has_no_successor_to_move():
@@ -88,7 +113,7 @@ def test_a_whole_row_kernel_takes_its_row_in_vectors_and_has_no_successor_to_mov
     args = pl.kernel_args(2)
     assert pl.kernel == "sample_float2" and int(args[4]) == pl.layout.stored_row_bytes // 8  # 3,720 B: 8-byte vectors
     assert int(args[-1]) == 2 and len(args) == 10
-    for diagnostic in ({"step_rows": 1}, {"vplan": torch.zeros(1)}):
+    for diagnostic in ({"step_rows": 1}, {"vplan": torch.zeros(1)}, {"table": torch.zeros(16, 4)}):
         with pytest.raises(ValueError, match="not elided"):
             pl.kernel_args(2, **diagnostic)
 

@@ -7,7 +7,8 @@ are only 2-byte aligned, so the kernel follows a plan per 16-byte output vector:
 
 - `SEGMENT` kinds: `ROW` (the stored row), `NEXT` (successor row, or terminal row when the row ended;
   two source offsets), `ZERO` (padding at the row's end), `MIXED` (the vector straddles a segment
-  boundary: the kernel assembles it byte by byte from the byte plan).
+  boundary: the kernel assembles it byte by byte from the byte plan); `MERGE` (the same vector joined
+  from whole 16-byte loads with byte masks: the `merge` plan of `replay.compact_merge`, not the default).
 - Consecutive fields with the same source and the same shift form one segment, and the padding
   between them is copied with them (its bytes are not part of any field; a batch's fields are its
   contract); padding after the last field is written as zeros.
@@ -24,7 +25,7 @@ import numpy as np
 
 from rlperf.replay.layouts import StorageLayout
 
-ROW, NEXT, ZERO, MIXED = 0, 1, 2, 3
+ROW, NEXT, ZERO, MIXED, MERGE = 0, 1, 2, 3, 4
 VEC = 16
 INDEX_BYTES, SLOT_BYTES = 8, 4  # the kernel writes each drawn row index and reads each row's terminal slot
 
@@ -34,7 +35,8 @@ class CompactPlan:
     """`vectors` (batch_row_bytes // 16, 4) int32: kind, source offset (row or successor), terminal
     offset, 0; a MIXED vector holds its ordinal m among the mixed ones instead of an offset.
     `bytes_` (batch_row_bytes, 4) int32: the same per byte (kind never MIXED); `mixed_bytes`
-    (16 per mixed vector, 4): the byte plans of the mixed vectors, in order (the kernel's copy)."""
+    (16 per mixed vector, 4): the byte plans of the mixed vectors, in order (the kernel's copy; a merge
+    plan appends its MERGE entries, `compact_merge`)."""
 
     vectors: np.ndarray
     bytes_: np.ndarray
@@ -45,6 +47,11 @@ class CompactPlan:
     @property
     def mixed(self) -> int:
         return int((self.vectors[:, 0] == MIXED).sum())
+
+    @property
+    def table_blocks(self) -> int:
+        """The kernel's shared table in blocks of 16 int4 (the default plan: one per mixed vector)."""
+        return len(self.mixed_bytes) // VEC
 
 
 def byte_plan(layout: StorageLayout) -> np.ndarray:
@@ -124,6 +131,10 @@ def bytes_requested(plan: CompactPlan) -> dict[str, int]:
     for v, (kind, off, _toff, _) in enumerate(plan.vectors):
         if kind in (ROW, NEXT):
             touched[kind][_loaded(int(off))] = True
+        elif kind == MERGE:  # each run's 16-byte window, as load16 reads it
+            for run_kind, run_off, _t, _ in plan.mixed_bytes[off: off + 2]:
+                if run_kind in (ROW, NEXT):
+                    touched[run_kind][_loaded(int(run_off))] = True
         elif kind == MIXED:
             for kind_b, off_b, _t, _ in plan.bytes_[v * VEC: (v + 1) * VEC]:
                 if kind_b in (ROW, NEXT):
@@ -132,5 +143,5 @@ def bytes_requested(plan: CompactPlan) -> dict[str, int]:
     return {"read": read, "written": plan.bytes_.shape[0] + INDEX_BYTES}
 
 
-__all__ = ["CompactPlan", "MIXED", "NEXT", "ROW", "ZERO", "byte_plan", "bytes_requested", "compact_plan",
+__all__ = ["CompactPlan", "MERGE", "MIXED", "NEXT", "ROW", "ZERO", "byte_plan", "bytes_requested", "compact_plan",
            "gather_bytes"]

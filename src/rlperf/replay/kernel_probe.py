@@ -9,6 +9,10 @@
   output differs by design: a diagnostic of where the bytes come from, marked `checked=False`. So are the two
   plan diagnostics (`diagnostic_plan`): `no-mixed` writes zeros for the byte-by-byte vectors, `aligned` loads
   every vector from the aligned 16 bytes at or below its source (one load, no shifts): what those paths cost.
+- Two kernel alternatives, unmeasured until a device call, checked like the thread counts (same batch):
+  `mixed=merge`, the compact kernel with its straddling vectors joined from whole loads and byte masks
+  (`sample_compact_merge`, `replay.compact_merge`); `vec=int4`, the fp32 row copied with 16-byte loads and an
+  8-byte head or tail (`sample_float2_wide`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ PLACEMENTS = ("gpu-fused-bf16", "gpu-compact-fused", "gpu-fused")
 THREADS_CHOICES = (64, 128, 256, 512, 1024)
 STEP_CHOICES = (0, 1)  # the successor as the row itself, as the next row (the real one is num_envs rows on)
 PLAN_CHOICES = ("no-mixed", "aligned")
+ALTERNATIVES = {"sample_compact": ("mixed", "merge", "sample_compact_merge"),  # kernel: option, value, its kernel
+                "sample_float2": ("vec", "int4", "sample_float2_wide")}
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Variant:
     threads: int = THREADS
     step_rows: int | None = None
     plan: str | None = None  # one of PLAN_CHOICES: a diagnostic plan for the compact kernel
+    mixed: str | None = None  # "merge": the compact kernel's straddling vectors from whole loads (checked)
+    vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
 
     @property
     def checked(self) -> bool:
@@ -45,16 +53,34 @@ class Variant:
     def label(self) -> str:
         step = "" if self.step_rows is None else f" step={self.step_rows}"
         plan = "" if self.plan is None else f" plan={self.plan}"
-        return f"{self.placement} threads={self.threads}{step}{plan}"
+        mixed = "" if self.mixed is None else f" mixed={self.mixed}"
+        vec = "" if self.vec is None else f" vec={self.vec}"
+        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}"
 
 
-def variants(placement: str, *, elided: bool) -> list[Variant]:
-    """The default launch first, then one factor changed at a time."""
-    out = [Variant(placement)] + [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
+def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list[Variant]:
+    """The default launch first, then one factor changed at a time; `kernel`'s alternative (ALTERNATIVES)
+    right after the default, so a timeout cuts the thread counts first."""
+    out = [Variant(placement)]
+    if kernel in ALTERNATIVES:
+        option, value, _ = ALTERNATIVES[kernel]
+        out.append(Variant(placement, **{option: value}))
+    out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
         out += [Variant(placement, step_rows=s) for s in STEP_CHOICES]
         out += [Variant(placement, plan=p) for p in PLAN_CHOICES]
     return out
+
+
+def kernel_of(kernel: str, variant: Variant) -> str:
+    """The kernel `variant` launches: `kernel`, or its alternative when the variant picks it."""
+    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec") if getattr(variant, o) is not None]
+    if not picked:
+        return kernel
+    option, value, alternative = ALTERNATIVES.get(kernel, (None, None, None))
+    if picked != [(option, value)]:
+        raise ValueError(f"{variant.label}: kernel {kernel!r} has no such alternative; known: {ALTERNATIVES}")
+    return alternative
 
 
 def diagnostic_plan(vectors: np.ndarray, name: str) -> np.ndarray:
@@ -104,14 +130,23 @@ def launcher(pl, variant: Variant, tick: int | None = None):
 
     from rlperf.replay.placements.cupy_kernels import launch
 
-    vplan = None  # held by the closure while it launches
+    name = kernel_of(pl.kernel, variant)
+    vplan = table = None  # held by the closure while it launches
     if variant.plan is not None:
         vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
+    if variant.mixed is not None:
+        from rlperf.replay.compact_merge import plan_for
+
+        merged = plan_for(pl.layout, variant.mixed)
+        vplan = torch.from_numpy(merged.vectors).to(pl.vplan.device)
+        table = torch.from_numpy(merged.mixed_bytes).to(pl.vplan.device)
+    if vplan is not None:
         torch.cuda.synchronize()  # copied on the default stream; the launches run on pl.stream
+    extra = {} if table is None else {"table": table}
 
     def call() -> None:
         t = pl.sampler.next_tick() if tick is None else tick
-        launch(pl.kernel, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan),
+        launch(name, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan, **extra),
                threads=variant.threads)
 
     return call
@@ -132,21 +167,26 @@ def same_output(pl, variant: Variant, tick: int = 10**6) -> bool:
     return bool(torch.equal(pl.out, want) and torch.equal(pl.idx, want_idx))
 
 
-def profile(pl, *, placement: str, warmup: int, launches: int) -> None:
-    """Warm up, then `launches` default launches for the profiler (cudaProfilerStart/Stop, NVTX range)."""
+def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: bool = False) -> None:
+    """Warm up, then `launches` default launches for the profiler (cudaProfilerStart/Stop, NVTX range named by
+    the variant); with `alternatives`, the same after it for the kernel's alternative (ALTERNATIVES), if any."""
     import torch
 
-    call = launcher(pl, Variant(placement))
-    for _ in range(warmup):
-        call()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    torch.cuda.nvtx.range_push(placement)
-    for _ in range(launches):
-        call()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
-    torch.cuda.profiler.stop()
+    vs = [Variant(placement)]
+    if alternatives:
+        vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel) if v.mixed or v.vec]
+    for v in vs:
+        call = launcher(pl, v)
+        for _ in range(warmup):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        torch.cuda.nvtx.range_push(v.label)
+        for _ in range(launches):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.profiler.stop()
 
 
 def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int = 20, inner: int = 10) -> list[dict]:
@@ -154,10 +194,10 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     only) in `rounds` rounds that interleave the variants, so drift touches all alike."""
     from rlperf.measure.timing import time_cuda
 
-    vs = variants(placement, elided=pl.layout.elide_next)
+    vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "plan": v.plan, "checked": v.checked, "same_output": same_output(pl, v) if v.checked else None,
-             "medians_ms": []} for v in vs]
+             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "kernel": kernel_of(pl.kernel, v), "checked": v.checked,
+             "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
             samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=pl.stream, inner=inner,
@@ -168,5 +208,5 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     return rows
 
 
-__all__ = ["PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build", "check_placements", "diagnostic_plan",
-           "launcher", "profile", "same_output", "variants"]
+__all__ = ["ALTERNATIVES", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build", "check_placements",
+           "diagnostic_plan", "kernel_of", "launcher", "profile", "same_output", "variants"]

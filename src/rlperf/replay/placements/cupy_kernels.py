@@ -86,6 +86,60 @@ extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u
                             capacity, seed, tick);
 }
 
+// A row of `n8` 8-byte units, 8-byte aligned, copied with 16-byte loads (the `int4` variant of sample_float2, an
+// unmeasured alternative): a row 8 B past a 16-byte boundary starts with one 8-byte head, the aligned middle
+// goes as int4 (half the load instructions of float2), an odd unit left over is an 8-byte tail. Stores are int4
+// when the output row's middle is 16-byte aligned too, else two 8-byte stores (the output row's parity is r's,
+// the source's is the drawn row's). Head and tail (lanes 0 and 1) are loaded before the middle, stored after.
+template <int U>
+__device__ __forceinline__ void copy_row8_wide(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                               int n8, int lane) {
+    const int h = (int)(((u64)src >> 3) & 1);
+    const int m = (n8 - h) >> 1;
+    const int t = (n8 - h) & 1;
+    const int2* s8 = (const int2*)src;
+    int2* d8 = (int2*)dst;
+    int2 edge;
+    const int e = lane == 0 ? (h ? 0 : -1) : lane == 1 ? (t ? n8 - 1 : -1) : -1;
+    if (e >= 0) edge = s8[e];
+    const int4* s16 = (const int4*)(s8 + h);
+    const bool same = (int)(((u64)dst >> 3) & 1) == h;  // warp-uniform: the output's middle is 16-byte aligned
+    for (int base = lane; base < m; base += 32 * U) {
+        int4 tmp[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int v = base + u * 32;
+            if (v < m) tmp[u] = s16[v];
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int v = base + u * 32;
+            if (v >= m) continue;
+            if (same) {
+                ((int4*)(d8 + h))[v] = tmp[u];
+            } else {
+                d8[h + 2 * v] = make_int2(tmp[u].x, tmp[u].y);
+                d8[h + 2 * v + 1] = make_int2(tmp[u].z, tmp[u].w);
+            }
+        }
+    }
+    if (e >= 0) d8[e] = edge;
+}
+
+extern "C" __global__ void sample_float2_wide(const u64 table, const u64 idx, const u64 out, int rows, int n8,
+                                              u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    const long long row_bytes = 8LL * n8;
+    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
+        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
+        const long long row = (long long)((first + draw) % capacity);
+        if (lane == 0) ((long long*)idx)[r] = row;
+        copy_row8_wide<8>((const unsigned char*)table + row * row_bytes, (unsigned char*)out + (long long)r * row_bytes,
+                          n8, lane);
+    }
+}
+
 // ---- elided (compact) rows: next_obs / next_critic from the successor row or the terminal table ----
 // Plan per 16-byte output vector (replay.compact_plan), held in shared memory: int4 {kind, source offset,
 // terminal offset, 0}; kind 0 the sampled row, 1 next (successor, or the terminal row when the row ended),
@@ -130,14 +184,36 @@ __device__ __forceinline__ uint4 mixed_vector(const int4* plan, const unsigned c
     return words4(w[0], w[1], w[2], w[3]);
 }
 
+// One run of a merged vector (kind 0 the row, 1 next, 2 none): its 16 bytes lined up with the output vector.
+__device__ __forceinline__ uint4 run16(const int4 run, const unsigned char* row, const unsigned char* next,
+                                       bool ended) {
+    if (run.x == 0) return load16(row, run.y);
+    if (run.x == 1) return load16(next, ended ? run.z : run.y);
+    return words4(0u, 0u, 0u, 0u);
+}
+
+// A vector across a segment boundary from whole loads (the `merge` plan, replay.compact_merge): its two runs,
+// each read as the 16 bytes lined up with the vector (aligned int4 loads and a funnel shift), joined by byte masks.
+__device__ __forceinline__ uint4 merge_vector(const int4* entry, const unsigned char* row, const unsigned char* next,
+                                              bool ended) {
+    const uint4 A = run16(entry[0], row, next, ended), B = run16(entry[1], row, next, ended);
+    const int4 ma = entry[2], mb = entry[3];
+    return words4((A.x & (unsigned int)ma.x) | (B.x & (unsigned int)mb.x),
+                  (A.y & (unsigned int)ma.y) | (B.y & (unsigned int)mb.y),
+                  (A.z & (unsigned int)ma.z) | (B.z & (unsigned int)mb.z),
+                  (A.w & (unsigned int)ma.w) | (B.w & (unsigned int)mb.w));
+}
+
 // Fused sampler for elided layouts, one warp a row: the counter-based row, then every vector of the row and
 // of its successor (index + step) loaded before any store; the row's terminal slot is loaded alongside and
 // read only afterwards, so its latency overlaps the row's; a row that ended an episode (rare) reloads its
-// next fields from its terminal row.
-extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const u64 out, const u64 slot_of_row,
-                                          const u64 terminal, const u64 vplan, const u64 bplan, int rows, int vecs,
-                                          int mixed, int row_bytes, int term_bytes, u64 step, u64 first, u64 count,
-                                          u64 capacity, u64 seed, u64 tick) {
+// next fields from its terminal row. MERGE: the plan may hold kind 4 vectors (merge_vector; entry at int4
+// `y` of the shared table, which holds `mixed` blocks of 16 int4); false for the default kernel.
+template <bool MERGE>
+__device__ __forceinline__ void compact_rows(const u64 table, const u64 idx, const u64 out, const u64 slot_of_row,
+                                             const u64 terminal, const u64 vplan, const u64 bplan, int rows, int vecs,
+                                             int mixed, int row_bytes, int term_bytes, u64 step, u64 first, u64 count,
+                                             u64 capacity, u64 seed, u64 tick) {
     constexpr int U = 4;
     __shared__ int4 s_plan[COMPACT_MAX_VECS];
     __shared__ int4 s_bytes[COMPACT_MAX_MIXED * 16];
@@ -165,6 +241,7 @@ extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const 
                 if (p.x == 0) tmp[u] = load16(src, p.y);
                 else if (p.x == 1) tmp[u] = load16(succ, p.y);
                 else if (p.x == 3) tmp[u] = mixed_vector(s_bytes + 16 * p.y, src, succ, false);
+                else if (MERGE && p.x == 4) tmp[u] = merge_vector(s_bytes + p.y, src, succ, false);
                 else tmp[u] = words4(0u, 0u, 0u, 0u);
             }
             if (slot >= 0) {
@@ -176,6 +253,7 @@ extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const 
                     const int4 p = s_plan[v];
                     if (p.x == 1) tmp[u] = load16(term, p.z);
                     else if (p.x == 3) tmp[u] = mixed_vector(s_bytes + 16 * p.y, src, term, true);
+                    else if (MERGE && p.x == 4) tmp[u] = merge_vector(s_bytes + p.y, src, term, true);
                 }
             }
 #pragma unroll
@@ -186,6 +264,17 @@ extern "C" __global__ void sample_compact(const u64 table, const u64 idx, const 
         }
     }
 }
+
+#define COMPACT_ARGS const u64 table, const u64 idx, const u64 out, const u64 slot_of_row, const u64 terminal, \
+    const u64 vplan, const u64 bplan, int rows, int vecs, int mixed, int row_bytes, int term_bytes, u64 step, \
+    u64 first, u64 count, u64 capacity, u64 seed, u64 tick
+#define COMPACT_PASS table, idx, out, slot_of_row, terminal, vplan, bplan, rows, vecs, mixed, row_bytes, term_bytes, \
+    step, first, count, capacity, seed, tick
+
+extern "C" __global__ void sample_compact(COMPACT_ARGS) { compact_rows<false>(COMPACT_PASS); }
+
+// The `merge` plan's kernel (unmeasured alternative to sample_compact; the A/B picks it).
+extern "C" __global__ void sample_compact_merge(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
 """
 THREADS = 256  # 8 warps a block, one warp per row
 COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # sample_compact's shared-memory plan (as #defined in _SOURCE)

@@ -58,10 +58,10 @@ class GpuReplay(Placement):
 
         self.plan = compact_plan(self.layout)
         vecs = self.plan.vectors.shape[0]
-        if vecs > COMPACT_MAX_VECS or self.plan.mixed > COMPACT_MAX_MIXED:
+        if vecs > COMPACT_MAX_VECS or self.plan.table_blocks > COMPACT_MAX_MIXED:
             raise NotImplementedError(f"the fused compact kernel holds at most {COMPACT_MAX_VECS} vectors and "
                                       f"{COMPACT_MAX_MIXED} mixed ones a row; layout {self.layout.name!r} has "
-                                      f"{vecs} and {self.plan.mixed}")
+                                      f"{vecs} and {self.plan.table_blocks}")
         self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
         self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
         self.kernel = "sample_compact"
@@ -80,10 +80,12 @@ class GpuReplay(Placement):
 
         launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))
 
-    def kernel_args(self, tick: int, *, step_rows: int | None = None, vplan: torch.Tensor | None = None) -> tuple:
+    def kernel_args(self, tick: int, *, step_rows: int | None = None, vplan: torch.Tensor | None = None,
+                    table: torch.Tensor | None = None) -> tuple:
         """The fused kernel's arguments for draw `tick` (the kernel probe relaunches a tick with other launch
-        shapes). Diagnostics of the compact kernel (other bytes, not the batch): `step_rows` moves the successor
-        row, `vplan` replaces the vector plan."""
+        shapes). For the compact kernel: `step_rows` moves the successor row (a diagnostic: other bytes);
+        `vplan` replaces the vector plan and `table` (int4 rows, whole blocks of 16) its shared table, for a
+        diagnostic plan or the `merge` plan (`replay.compact_merge`)."""
         first, count = self.storage.sampleable()
         draw = (np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows), np.uint64(self.sampler.seed),
                 np.uint64(tick))
@@ -91,13 +93,16 @@ class GpuReplay(Placement):
             st = self.storage
             step = self.step_rows if step_rows is None else step_rows
             plan = self.vplan if vplan is None else vplan
+            bplan = self.bplan if table is None else table
+            blocks = self.plan.table_blocks if table is None else table.shape[0] // 16
             return (*(np.uint64(t.data_ptr()) for t in (self.table, self.idx, self.out, st.slot_of_row, st.terminal,
-                                                       plan, self.bplan)),
-                    np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(self.plan.mixed),
+                                                       plan, bplan)),
+                    np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(blocks),
                     np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
                     np.uint64(step), *draw)
-        if step_rows is not None or vplan is not None:
-            raise ValueError(f"step_rows and vplan are the compact kernel's; layout {self.layout.name!r} is not elided")
+        if step_rows is not None or vplan is not None or table is not None:
+            raise ValueError(f"step_rows, vplan and table are the compact kernel's; layout {self.layout.name!r} "
+                             "is not elided")
         return (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                 np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes), *draw)
 
