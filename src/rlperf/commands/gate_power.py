@@ -34,21 +34,20 @@ import sys
 
 
 def _study_parser(p: argparse.ArgumentParser) -> None:
-    from rlperf.gate.power.injection import TARGETS
-
     p.add_argument("--repo", default=".", help="repository to clone (default: .)")
     p.add_argument("--base", default="HEAD", help="commit the arms are made on (default: HEAD)")
     p.add_argument("--trials", type=int, default=60, help="gate runs per arm (default 60)")
     p.add_argument("--sizes", default="0.05,0.10,0.20", help="nominal slowdowns (default 0.05,0.10,0.20)")
     p.add_argument("--passes", type=int, default=3, help="interleaved passes per gate run (default 3)")
     p.add_argument("--factor", type=float, help="gate factor (default: the clone's gate.toml)")
-    p.add_argument("--target", default="walk", choices=sorted(TARGETS),
-                   help="what the arms edit: the walk kernel (default) or the fused GPU gather (needs --steps)")
+    p.add_argument("--target", default="walk",
+                   help="what the arms edit (rlperf.gate.power.targets): walk (default), motion-tracking, noise, "
+                        "replay-host, or gpu-fused (needs --steps)")
     p.add_argument("--bench", help="points the gate measures (default: the target's)")
     p.add_argument("--injected", help="regex of the points the injection slows (default: the target's)")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
-    p.add_argument("--candidate-steps", default="2,3,4,5,6,7,8,10,12,16",
-                   help="chain lengths the calibration measures, in one process (default 2,3,4,5,6,7,8,10,12,16)")
+    p.add_argument("--candidate-steps",
+                   help="step counts the calibration measures, in one process (default: the target's own)")
     p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
                                    "instead of calibrating")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")

@@ -16,7 +16,8 @@ from rlperf.asvtools.git import git, resolve, toplevel
 from rlperf.errors import InfrastructureError, UsageError
 from rlperf.atomic import write_text
 from rlperf.gate.outputs import check_output_path
-from rlperf.gate.power.injection import TARGETS, make_arms
+from rlperf.gate.power.injection import make_arms
+from rlperf.gate.power.targets import target
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
 from rlperf.gate.power.tables import summarize, to_markdown
 from rlperf.report.jsonio import write_json
@@ -31,8 +32,9 @@ def _numbers(text: str, kind, flag: str, example: str) -> list:
 
 def check_options(args) -> None:
     """Every study option checked (and the comma lists parsed) before anything is cloned or measured."""
-    args.bench = args.bench or TARGETS[args.target][3]
-    args.injected = args.injected or TARGETS[args.target][4]
+    what = target(args.target)
+    args.bench = args.bench or what.bench
+    args.injected = args.injected or what.injected
     args.sizes = _numbers(args.sizes, float, "--sizes", "0.05,0.10,0.20")
     if not all(0 < s < 10 for s in args.sizes):
         raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
@@ -48,8 +50,8 @@ def check_options(args) -> None:
         args.steps = _numbers(args.steps, int, "--steps", "3,5 (one per --sizes value)")
         if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
-    if args.target != "walk" and args.steps is None and not args.resume:
-        raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
+    if not what.candidates and args.steps is None and not args.resume:
+        raise UsageError(f"--target {args.target}: give --steps (this target is not calibrated on the host)")
     args.confirm = _numbers(args.confirm, int, "--confirm", "1,15") if args.confirm else []
     args.screens = _numbers(args.screens, float, "--screens", "1,0.6")
     if args.confirm and not args.paired_seconds:
@@ -66,7 +68,8 @@ def check_options(args) -> None:
             raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
     elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
-    args.candidate_steps = sorted(set(_numbers(args.candidate_steps, int, "--candidate-steps", "2,4,8")))
+    args.candidate_steps = sorted(set(_numbers(args.candidate_steps, int, "--candidate-steps", "2,4,8")
+                                      if args.candidate_steps else what.candidates))
     if not args.candidate_steps or args.candidate_steps[0] < 1:
         raise UsageError("--candidate-steps: give whole numbers >= 1")
     for flag in ("trials", "passes", "passes_per_block", "trials_per_block", "restarts_per_trial"):
