@@ -1,0 +1,139 @@
+"""The power study's injection targets (rlperf.gate.power.targets): each anchor found once in today's file,
+the injected code leaves every result bit-identical, the null edit is one comment, a bad --target is exit 2."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlperf.cli import main as rlperf_main
+from rlperf.errors import UsageError
+from rlperf.gate.power import injection
+from rlperf.gate.power.targets import TARGETS, chain, target
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _variant(tmp_path, name: str, steps: int):
+    """The target's file with `steps` injected, imported as a module of its own (compiled on first call)."""
+    folder = tmp_path / "variants"
+    folder.mkdir(exist_ok=True)
+    what = TARGETS[name]
+    modules = injection.write_variants(str(folder), (ROOT / what.path).read_text(), [steps], what)
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module(modules[steps])
+    finally:
+        sys.path.remove(str(folder))
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_each_target_finds_its_anchors_once_and_its_null_edit_is_one_comment(name):
+    what = TARGETS[name]
+    source = (ROOT / what.path).read_text()
+    injected = what.inject(source, 7)
+    compile(injected, what.path, "exec")
+    assert injected.count(chain.MARK) == 1 and "7" in injected.split(chain.MARK)[0].splitlines()[-1]
+    null = what.null_edit(source)
+    added = [line for line in null.splitlines() if line not in source.splitlines()]
+    assert [line.strip() for line in added] == [chain.NULL] and len(null.splitlines()) == len(source.splitlines()) + 1
+    with pytest.raises(UsageError, match=re.escape(what.path)):
+        what.inject("no anchors here", 7)
+    with pytest.raises(UsageError, match=re.escape(what.path)):
+        what.inject(source + source, 7)  # found twice is not once
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_each_targets_bench_selects_the_point_it_names_as_injected(name):
+    """The default --bench is one suite point (or walk's four) and --injected picks the slowed one from it."""
+    what = TARGETS[name]
+    points = {"walk": "bench_env.EnvFused.time_fused('g1_walk_flat', 8192, 1)",
+              "gpu-fused": "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused', 1)",
+              "motion-tracking": "bench_env.EnvFused.time_fused('g1_motion_tracking', 32768, 2)",
+              "replay-host": "bench_replay.ReplayCpuSample.track_ms(20, 'host', 1)",
+              "noise": "bench_noise.NoiseGeneration.track_ms('counter-numba', 'uniform', 32768, 1)"}
+    assert re.search(what.bench, points[name]) and re.search(what.injected, points[name])
+    assert not re.search(what.bench, points[name].replace("1)", "4)").replace("2)", "4)"))  # one thread count
+
+
+@pytest.mark.slow
+def test_the_noise_injection_leaves_every_value_bit_identical(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    from rlperf.envs.noise import counter
+    from rlperf.envs.noise.cases import PROFILES
+
+    scales = PROFILES["g1_motion_tracking"].scales()
+    want, got, short = (np.zeros((40, scales.size), dtype=np.float32) for _ in range(3))
+    counter.fill_uniform(np.uint64(3), np.uint64(5), scales, want)
+    variant = _variant(tmp_path, "noise", 16)
+    variant.fill_uniform(np.uint64(3), np.uint64(5), scales, got)  # 16 of 40 rows passed over again
+    assert want.tobytes() == got.tobytes() and np.abs(want).max() > 0
+    variant2 = _variant(tmp_path, "noise", 100)  # more steps than rows: bounded by the rows
+    variant2.fill_uniform(np.uint64(3), np.uint64(5), scales, short)
+    assert want.tobytes() == short.tobytes()
+
+
+def test_the_replay_host_injection_leaves_the_gathered_batch_bit_identical(tmp_path):
+    import torch
+
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.cases import DEFAULT_SIM, DEFAULT_TASK, ReplayCase, min_capacity_rows
+
+    case = ReplayCase(DEFAULT_TASK, DEFAULT_SIM, "host", 2**20, 1)
+    placement = build_placement(case.spec, case.workload, 2 * min_capacity_rows(case.workload), device=None,
+                                threads=1, seed=7)
+    placement.setup()
+    original = placement.cpu_sample().clone()
+    placement.sampler.sample = lambda storage, idx: idx  # keep the same indices for the variant's call
+    variant = _variant(tmp_path, "replay-host", 4096)
+    got = variant.HostReplay.cpu_sample(placement)
+    assert torch.equal(got.view(torch.int32), original.view(torch.int32))
+    placement.__class__ = variant.HostReplay
+    del placement.sampler.sample
+    placement.verify()  # a fresh batch through the injected code still holds the rows its indices name
+
+
+@pytest.mark.slow
+def test_the_motion_tracking_injection_leaves_every_output_bit_identical(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    from rlperf.envs.motion_tracking import WORKLOAD
+    from rlperf.envs.motion_tracking.fused import kernel_args, update_state_kernel
+
+    def outputs(kernel):
+        inputs = WORKLOAD.make_inputs(96, WORKLOAD.default_profile, seed=1, noise_level=1.0)
+        kernel(*kernel_args(inputs))
+        return [np.asarray(a).tobytes() for a in (inputs.reward, inputs.terminated, inputs.actor_obs,
+                                                   inputs.critic_obs, inputs.logs)]
+
+    variant = _variant(tmp_path, "motion-tracking", 5)
+    assert outputs(variant.update_state_kernel) == outputs(update_state_kernel)
+
+
+def test_a_bad_target_names_the_valid_ones_and_exits_2(tmp_path, capsys):
+    with pytest.raises(UsageError, match="valid targets: gpu-fused, motion-tracking, noise, replay-host, walk"):
+        target("nope")
+    code = rlperf_main(["gate-power", "study", "--target", "nope", "--dry-run", "--out-json", str(tmp_path / "p.json"),
+                        "--out-md", str(tmp_path / "p.md")])
+    assert code == 2 and "motion-tracking" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_gpu_fused_alone_needs_steps_and_the_others_calibrate(tmp_path):
+    argv = ["gate-power", "study", "--out-json", str(tmp_path / "p.json"), "--out-md", str(tmp_path / "p.md")]
+    assert rlperf_main([*argv, "--target", "gpu-fused"]) == 2
+    assert [n for n, t in sorted(TARGETS.items()) if not t.candidates] == ["gpu-fused"]
+
+
+def test_a_dry_run_commits_the_targets_arms_in_the_clone(tmp_path):
+    import json
+
+    out = tmp_path / "power.json"
+    assert rlperf_main(["gate-power", "study", "--repo", str(ROOT), "--target", "noise", "--dry-run", "--sizes",
+                        "0.05,0.1", "--out-json", str(out), "--out-md", str(tmp_path / "power.md")]) == 0
+    doc = json.loads(out.read_text())
+    assert [a["arm"] for a in doc["plan"]] == ["null", "inject-5%", "inject-10%"]
+    assert doc["bench"] == TARGETS["noise"].bench and doc["calibration"]["target"] == "noise"
