@@ -24,6 +24,15 @@ import time
 import traceback
 
 
+PACKAGE = ""  # the benchmark folder's name when it is a package: asv imports the suite as that package
+
+
+def import_suite_module(module):
+    """`module` of the suite as asv imports it: `benchmarks.bench_replay` when the folder is a package, so
+    a benchmark file's relative imports (`from ._suite import ...`) work here as they do under asv."""
+    return importlib.import_module(f"{PACKAGE}.{module}" if PACKAGE else module)
+
+
 def parse_point(point):
     """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too."""
     head, paren, rest = point.partition("(")
@@ -33,10 +42,13 @@ def parse_point(point):
     parts = head.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         module = ".".join(parts[:cut])
+        full = f"{PACKAGE}.{module}" if PACKAGE else module
         try:
-            importlib.import_module(module)
-        except ImportError:
-            continue
+            import_suite_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and (full == exc.name or full.startswith(exc.name + ".")):
+                continue  # not a module at this cut: try a shorter one
+            raise  # the module exists but something it imports does not: say so, not "no module"
         return module, parts[cut:], params
     raise ImportError(f"no module of {head!r} imports from {sys.path[0]!r}")
 
@@ -44,7 +56,7 @@ def parse_point(point):
 def load(point):
     """(kind, call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
     module_name, attrs, params = parse_point(point)
-    owner = importlib.import_module(module_name)
+    owner = import_suite_module(module_name)
     if len(attrs) == 2:
         instance = getattr(owner, attrs[0])()
         func = getattr(instance, attrs[1])
@@ -83,8 +95,13 @@ def main(argv):
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the benchmark's own prints (Python or C) must not corrupt the protocol
     sys.stdout = sys.stderr
-    bench_dir, point = argv[1], argv[2]
-    sys.path.insert(0, bench_dir)
+    global PACKAGE
+    bench_dir, point = os.path.abspath(argv[1]), argv[2]
+    if os.path.isfile(os.path.join(bench_dir, "__init__.py")):
+        PACKAGE = os.path.basename(bench_dir)
+        sys.path.insert(0, os.path.dirname(bench_dir))
+    else:
+        sys.path.insert(0, bench_dir)
     try:
         kind, call, teardown = load(point)
         if kind == "track":

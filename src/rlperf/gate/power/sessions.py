@@ -30,8 +30,9 @@ from rlperf.report.jsonio import write_json
 
 def judge_config(clone: str) -> str:
     """A gate config with no [[rule]]: the factor under study (--factor / --factors) applies to every
-    point, where the repository's rules would override it (gate.toml gives bench_replay x1.30)."""
-    path = os.path.join(clone, ".gate-power.toml")
+    point, where the repository's rules would override it (gate.toml gives bench_replay x1.25). Kept in
+    the clone's .git folder: in the worktree it would make the checked-out arm a dirty head (exit 2)."""
+    path = os.path.join(clone, ".git", "gate-power.toml")
     if not os.path.isfile(path):
         with open(path, "w") as fh:
             fh.write("# written by rlperf gate-power: no [[rule]], so --factor applies to every point\n"
