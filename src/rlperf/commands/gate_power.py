@@ -10,10 +10,11 @@ caught, how often nothing is (docs/gate.md, Detection power). Hours on a 2-vCPU 
         --steps 2,5,10 --factors 1.03,1.05,1.07 --work-dir ... --out-json ... --out-md ...   # paired sampling
     rlperf gate-power resample WORK_DIR --trials 60,30,15 --factors 1.03,1.05,1.10 --injected "'g1_walk_flat'"
     rlperf gate-power session-bias WORK_DIR  # are a block study's sessions biased beyond their passes' noise?
+    rlperf gate-power headline DIR/power.json ... --factors 1.05   # docs/gate.md's power-table rows
 
 `study`: in a throw-away clone of the repository, on top of --base, one commit per size injects a known
-slowdown (a calibrated chain of dependent sqrt in the g1_walk_flat kernel, or --target gpu-fused: extra
-launches after the fused GPU gather), and a null commit edits a comment. Each trial runs `rlperf gate
+slowdown (--target: walk, motion-tracking, noise, replay-host or gpu-fused; rlperf.gate.power.targets
+says what each injects, its size calibrated on the host unless --steps), and a null commit edits a comment. Each trial runs `rlperf gate
 --run` on every arm with a fresh results folder. The block design (--blocks) instead runs ONE real gate
 session of --passes-per-block kept passes per arm and block, and cuts them into disjoint trials of k
 passes (or, with --paired-seconds, each point's pairs into --trials-per-block trials), each judged by
@@ -105,14 +106,26 @@ def _session_bias_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
 
 
+def _headline_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("power_json", nargs="+", help="paired studies' power.json files (their folders are cited)")
+    p.add_argument("--factors", default="1.05", help="the factors to give rows for (comma-separated; default 1.05)")
+    p.add_argument("--confirm", type=int, default=1, help="the confirming round's offset K of the cell (0: none)")
+    p.add_argument("--screen", type=float, default=0.6, help="the confirming round's screen of the cell")
+    p.add_argument("--relative-to", default="results/reports/gate",
+                   help="folders are cited relative to this (default results/reports/gate)")
+    p.add_argument("--out-md", help="also write the table here (atomically)")
+
+
 def add_parser(subparsers, name: str, help_text: str):
     p = subparsers.add_parser(name, help=help_text, description=__doc__)
-    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias}")
+    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias,headline}")
     for action, add, text in (
             ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
             ("resample", _resample_parser, "Re-judge a paired study's kept pairs as longer or shorter trials."),
             ("session-bias", _session_bias_parser,
-             "Compare a block study's session medians with the same passes shuffled into sessions.")):
+             "Compare a block study's session medians with the same passes shuffled into sessions."),
+            ("headline", _headline_parser,
+             "docs/gate.md's power-table rows (the K 1 cell, Wilson intervals, host, achieved step) of paired studies.")):
         add(actions.add_parser(action, help=text, description=text))
     return p
 
@@ -165,11 +178,48 @@ def _session_bias(args) -> int:
     return 0
 
 
+def _headline(args) -> int:
+    import json
+    import os
+
+    from rlperf.atomic import write_text
+    from rlperf.errors import UsageError
+    from rlperf.gate.outputs import check_output_path
+    from rlperf.gate.power.tables import HEADLINE_COLUMNS, headline_rows
+    from rlperf.report.tables import markdown_table
+
+    try:
+        factors = [float(v) for v in args.factors.split(",")]
+    except ValueError:
+        raise UsageError(f"--factors {args.factors!r}: give comma-separated numbers, e.g. 1.05,1.25") from None
+    check_output_path(args.out_md, "--out-md")
+    rows = []
+    for path in args.power_json:
+        try:
+            with open(path) as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{path}: not a readable power.json ({exc})") from None
+        folder = os.path.relpath(os.path.dirname(os.path.abspath(path)), os.path.abspath(args.relative_to)) + "/"
+        for factor in factors:
+            try:
+                rows += headline_rows(doc, folder, factor, args.confirm, args.screen)
+            except (KeyError, ValueError) as exc:
+                raise UsageError(f"{path}: {exc}") from None
+    text = "\n".join(markdown_table(HEADLINE_COLUMNS, rows)) + "\n"
+    if args.out_md:
+        write_text(args.out_md, text)
+    print(text, end="")
+    return 0
+
+
 def run(args) -> int:
     from rlperf.errors import UsageError
 
     if args.action is None:
-        raise UsageError("give an action: study, resample or session-bias (rlperf gate-power -h)")
+        raise UsageError("give an action: study, resample, session-bias or headline (rlperf gate-power -h)")
+    if args.action == "headline":
+        return _headline(args)
     if args.action == "resample":
         return _resample(args)
     if args.action == "session-bias":

@@ -7,7 +7,7 @@ so it never loads the driver's rlperf: it must stay free of rlperf imports.
     python -c SOURCE BENCHMARK_DIR POINT      POINT e.g. bench_env.EnvFused.time_fused('probe', 8192, 2)
 
 Protocol, one line each way on the worker's original stdout (benchmark output goes to stderr):
-    -> "ready <kind> <seconds of one call>" | "skip <reason>" | "error <message>"
+    -> "ready <kind> <seconds of one warm call>" | "skip <reason>" | "error <message>"
     <- "number <n>"  -> "ok"               calls per sample, the same on both sides (time_ points)
     <- "sample"      -> "<value>"          time_: seconds of n calls timed together; track_: the value
                                            the call returns (the median of its samples, when it
@@ -104,7 +104,8 @@ def main(argv):
         sys.path.insert(0, bench_dir)
     try:
         kind, call, teardown = load(point)
-        if kind == "track":
+        if kind == "track":  # a warm call's time: the first may compile (a fresh worktree misses Numba's cache)
+            track_value(call())
             t0 = time.perf_counter()
             track_value(call())
             proto.write(f"ready track {time.perf_counter() - t0!r}\n")

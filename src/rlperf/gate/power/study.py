@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -89,6 +90,19 @@ def check_options(args) -> None:
     check_output_path(args.out_md, "--out-md")
 
 
+def _utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def host_facts() -> dict:
+    """Where the study ran (the published table names the host): this machine's rlperf name, CPU model,
+    the CPU flags hash that tells host types of one name apart (gate.host), the cores it may use."""
+    from rlperf.measure.machine import cpu_flags_sha256, cpu_model, machine_name
+
+    return {"name": machine_name(), "cpu": cpu_model(), "cpu_flags_sha256": cpu_flags_sha256()[:16],
+            "cores_usable": len(os.sched_getaffinity(0)), "started": _utc()}
+
+
 def run_study(args, command: str) -> dict:
     """The study of checked `args` (check_options); returns the power.json document it also wrote."""
     clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
@@ -103,7 +117,7 @@ def run_study(args, command: str) -> dict:
             base = git(os.path.abspath(args.repo), "rev-parse", args.base)
             arms, calibration = make_arms(clone, base, args.sizes, args.candidate_steps, args.dry_run, args.steps,
                                           args.target, null=not args.no_null)
-        doc = {"schema": "rlperf.gate-power/1", "command": command,
+        doc = {"schema": "rlperf.gate-power/1", "command": command, "host": host_facts(),
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
@@ -119,6 +133,7 @@ def run_study(args, command: str) -> dict:
                           flush=True)
                     trials.append(run_trial(clone, base, arm, args))
             doc.update(arms=summarize(arms, trials, args.injected), trials=trials)
+        doc["host"]["finished"] = _utc()
         write_json(args.out_json, doc)
         write_text(args.out_md, to_markdown(doc))
         return doc

@@ -25,4 +25,4 @@ def null_edit(source: str) -> str:
 
 
 TARGET = Target("motion-tracking", KERNEL, inject, null_edit, BENCH, INJECTED, "dependent sqrt per env",
-                candidates=(2, 4, 6, 8, 10, 12, 16, 24))
+                candidates=(4, 6, 8, 12, 16))
