@@ -137,3 +137,35 @@ def test_a_dry_run_commits_the_targets_arms_in_the_clone(tmp_path):
     doc = json.loads(out.read_text())
     assert [a["arm"] for a in doc["plan"]] == ["null", "inject-5%", "inject-10%"]
     assert doc["bench"] == TARGETS["noise"].bench and doc["calibration"]["target"] == "noise"
+
+
+def test_headline_rows_take_the_k1_cell_the_achieved_step_and_the_nulls_false_alarms(tmp_path, capsys):
+    """docs/gate.md's power table rows come from a paired study's power.json, never typed."""
+    import json
+
+    from rlperf.gate.power.tables import headline_rows, wilson
+
+    def row(arm, confirm, screen, hits, n, fa, ratio):
+        return {"arm": arm, "factor": 1.05, "confirm": confirm, "screen": screen, "k": 0,
+                "achieved_median_ratio": ratio,
+                "detection": None if arm == "null" else {"hits": hits, "n": n, "rate": hits / n,
+                                                         "wilson95": wilson(hits, n)},
+                "false_alarms_per_point": {"hits": fa, "n": 30, "rate": fa / 30, "wilson95": wilson(fa, 30)}}
+
+    doc = {"paired_seconds": 3.0, "restarts_per_trial": 1, "trials_per_block": 30, "machine": "gate-power",
+           "bench": r"NoiseGeneration\.track_ms\('counter-numba', 'uniform', 32768, 1\)",
+           "host": {"cpu": "AMD EPYC", "cores_usable": 1, "name": "cpu-2vcpu-amd-epyc", "cpu_flags_sha256": "abc",
+                    "started": "2026-12-04T06:10:00Z"},
+           "plan": [{"arm": "null", "size": 0.0, "steps": 0}, {"arm": "inject-10%", "size": 0.1, "steps": 6144}],
+           "arms": [row("null", 0, 1.0, 0, 0, 2, None), row("null", 1, 0.6, 0, 0, 1, None),
+                    row("inject-10%", 0, 1.0, 28, 30, 0, 1.097), row("inject-10%", 1, 0.6, 29, 30, 0, 1.099)]}
+    (got,) = headline_rows(doc, "power-families/noise/", 1.05)
+    assert got[1] == "`NoiseGeneration.track_ms('counter-numba', 'uniform', 32768, 1)`"
+    assert got[4] == "x1.097 (nominal 10%, 6144 steps)"  # the step before any confirming round
+    assert got[5].startswith("96.7% (29/30;") and got[6].startswith("3.3% (1/30;")  # the K 1 cells
+    assert "cpu-2vcpu-amd-epyc" in got[0] and "2026-12-04" in got[0] and "screen 0.6" in got[2]
+    path = tmp_path / "power.json"
+    path.write_text(json.dumps(doc))
+    assert rlperf_main(["gate-power", "headline", str(path), "--relative-to", str(tmp_path.parent)]) == 0
+    assert "96.7% (29/30;" in capsys.readouterr().out
+    assert rlperf_main(["gate-power", "headline", str(path), "--factors", "1.5"]) == 2  # no such cell: exit 2
