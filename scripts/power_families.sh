@@ -33,7 +33,7 @@ loadlog=$!
 trap 'kill $loadlog 2>/dev/null || true' EXIT
 set +e
 taskset -c "$cpus" $py -m rlperf gate-power study --target "$family" --blocks 1 --trials-per-block 30 \
-  "${pairing[@]}" --sizes 0.05,0.10 --factors 1.05,1.10,1.25 --confirm 1 --screens 0.6 \
+  "${pairing[@]}" --sizes 0.05,0.10 --factors 1.05,1.25 --confirm 1 --screens 0.6 \
   --work-dir "$out/work" --out-json "$out/power.json" --out-md "$out/power.md" "$@" > "$out/run.log" 2>&1
 rc=$?
 set -e
