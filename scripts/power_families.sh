@@ -9,15 +9,15 @@
 #   scripts/power_families.sh motion-tracking 0,1 out/power-families/motion-tracking
 #
 # Pairing per family (why in docs/gate.md): motion-tracking as [profile.xeon] pairs EnvFused (9 fresh
-# worker pairs, 9 s); noise 3 s and replay-host 7 s from 1 worker pair (what fits the session; a real Xeon run
-# judges these two by 5 passes; replay-host 7 s: one track call is ~0.4 s and a worker pair needs 7 pairs).
+# worker pairs, 9 s); noise 3 s and replay-host 12 s from 1 worker pair (what fits the session; a real Xeon run
+# judges these two by 5 passes; replay-host 12 s: one track call took 0.71 s with core 0 busy, and a worker pair needs 7 pairs).
 # Every trial is also judged with the confirming round K 1, screen 0.6.
 set -euo pipefail
 family=${1:?family}; cpus=${2:?cpus}; out=${3:?out}; shift 3
 case "$family" in
   motion-tracking) pairing=(--restarts-per-trial 9 --paired-seconds 9) ;;
   noise) pairing=(--restarts-per-trial 1 --paired-seconds 3) ;;
-  replay-host) pairing=(--restarts-per-trial 1 --paired-seconds 7) ;;  # a track call is ~0.4 s: 7 pairs need ~6 s
+  replay-host) pairing=(--restarts-per-trial 1 --paired-seconds 12) ;;  # a track call took 0.71 s here: 7 pairs need 10 s
   *) echo "power_families.sh: unknown family '$family'; valid: motion-tracking, replay-host, noise" >&2; exit 2 ;;
 esac
 if [ -e "$out" ]; then echo "power_families.sh: $out exists; give a new folder" >&2; exit 2; fi
