@@ -65,10 +65,16 @@ def _walk(module_name: str):
     return _env_runner(WORKLOAD, module_name, INJECTED_NUM_ENVS, 1)
 
 
+def motion_threads() -> int:
+    """The motion point's threads: 2 (EnvFused.time_fused('g1_motion_tracking', 32768, 2)), or 1 where this
+    process may use one core only (then the 1-thread point is what the study measures; the JSON says so)."""
+    return min(2, len(os.sched_getaffinity(0)))
+
+
 def _motion_tracking(module_name: str):
     from rlperf.envs.motion_tracking import WORKLOAD
 
-    return _env_runner(WORKLOAD, module_name, 32768, 2)
+    return _env_runner(WORKLOAD, module_name, 32768, motion_threads())
 
 
 def _noise(module_name: str):
@@ -142,7 +148,9 @@ def measure(variants: str, candidates: list[int], rounds: int, calls: int, targe
             ratios[k].append(med[k] / med[0])
     out = {k: dict(zip(("q1", "median", "q3"), statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3))
            for k, v in ratios.items()}
-    return {"base_ms": statistics.median(base_ms), "rounds": rounds, "calls": calls, "ratios": out}
+    return {"base_ms": statistics.median(base_ms), "rounds": rounds, "calls": calls, "ratios": out,
+            "usable_cores": len(os.sched_getaffinity(0)),
+            **({"threads": motion_threads()} if target == "motion-tracking" else {})}
 
 
 def main(argv=None) -> int:
