@@ -169,3 +169,22 @@ def test_headline_rows_take_the_k1_cell_the_achieved_step_and_the_nulls_false_al
     assert rlperf_main(["gate-power", "headline", str(path), "--relative-to", str(tmp_path.parent)]) == 0
     assert "96.7% (29/30;" in capsys.readouterr().out
     assert rlperf_main(["gate-power", "headline", str(path), "--factors", "1.5"]) == 2  # no such cell: exit 2
+
+
+def test_headline_takes_the_null_from_a_null_only_study_of_the_same_point_only(tmp_path):
+    from rlperf.gate.power.tables import headline_rows, wilson
+
+    def doc(bench, fa):
+        cell = {"hits": fa, "n": 30, "rate": fa / 30, "wilson95": wilson(fa, 30)}
+        det = {"hits": 30, "n": 30, "rate": 1.0, "wilson95": wilson(30, 30)}
+        rows = [{"arm": a, "factor": 1.05, "confirm": c, "screen": sc, "achieved_median_ratio": 1.1,
+                 "detection": det, "false_alarms_per_point": cell} for a in ("null", "inject-10%")
+                for c, sc in ((0, 1.0), (1, 0.6))]
+        return {"paired_seconds": 12.0, "restarts_per_trial": 1, "trials_per_block": 30, "machine": "m",
+                "bench": bench, "plan": [{"arm": "null", "size": 0.0, "steps": 0},
+                                         {"arm": "inject-10%", "size": 0.1, "steps": 9}], "arms": rows}
+
+    (got,) = headline_rows(doc("b", 0), "inj/", 1.05, null_doc=doc("b", 2), null_folder="null/")
+    assert got[6].startswith("6.7% (2/30;") and got[7] == "`inj/, null: null/`"
+    with pytest.raises(ValueError, match="null study measured"):
+        headline_rows(doc("b", 0), "inj/", 1.05, null_doc=doc("other", 2))

@@ -113,6 +113,8 @@ def _headline_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--screen", type=float, default=0.6, help="the confirming round's screen of the cell")
     p.add_argument("--relative-to", default="results/reports/gate",
                    help="folders are cited relative to this (default results/reports/gate)")
+    p.add_argument("--null-from", metavar="POWER_JSON",
+                   help="take the null arm's false alarms from this --null-only study of the same point instead")
     p.add_argument("--out-md", help="also write the table here (atomically)")
 
 
@@ -193,17 +195,21 @@ def _headline(args) -> int:
     except ValueError:
         raise UsageError(f"--factors {args.factors!r}: give comma-separated numbers, e.g. 1.05,1.25") from None
     check_output_path(args.out_md, "--out-md")
-    rows = []
-    for path in args.power_json:
+    def read(path: str) -> tuple[dict, str]:
         try:
             with open(path) as fh:
                 doc = json.load(fh)
         except (OSError, ValueError) as exc:
             raise UsageError(f"{path}: not a readable power.json ({exc})") from None
-        folder = os.path.relpath(os.path.dirname(os.path.abspath(path)), os.path.abspath(args.relative_to)) + "/"
+        return doc, os.path.relpath(os.path.dirname(os.path.abspath(path)), os.path.abspath(args.relative_to)) + "/"
+
+    null_doc, null_folder = read(args.null_from) if args.null_from else (None, "")
+    rows = []
+    for path in args.power_json:
+        doc, folder = read(path)
         for factor in factors:
             try:
-                rows += headline_rows(doc, folder, factor, args.confirm, args.screen)
+                rows += headline_rows(doc, folder, factor, args.confirm, args.screen, null_doc, null_folder)
             except (KeyError, ValueError) as exc:
                 raise UsageError(f"{path}: {exc}") from None
     text = "\n".join(markdown_table(HEADLINE_COLUMNS, rows)) + "\n"

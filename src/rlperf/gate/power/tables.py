@@ -146,18 +146,20 @@ def _cell(cell: dict | None) -> str:
     return f"{cell['rate']:.1%} ({cell['hits']}/{cell['n']}; {lo:.1%}–{hi:.1%})"
 
 
-def headline_rows(doc: dict, folder: str, factor: float, confirm: int = 1, screen: float = 0.6) -> list[list[str]]:
+def headline_rows(doc: dict, folder: str, factor: float, confirm: int = 1, screen: float = 0.6,
+                  null_doc: dict | None = None, null_folder: str = "") -> list[list[str]]:
     """docs/gate.md's power table rows of one paired study (power.json): per injected arm, the K `confirm`
     cell at `factor` (what a real `--paired-confirm 1 --paired-screen S` run gets), the step the arm
     achieved in the same run (median paired ratio of its trials, before any confirming round) and the
-    null arm's false alarms in the same cell. Nothing typed: every figure is the study's."""
+    null arm's false alarms in the same cell (from `null_doc`, a `--null-only` study of the same point,
+    when given). Nothing typed: every figure is the study's."""
     if not doc.get("paired_seconds"):
         raise ValueError(f"{folder}: headline rows are for paired studies (--paired-seconds)")
     rows = doc["arms"]
 
-    def row(arm: str, k_confirm: int, k_screen: float) -> dict | None:
-        return next((r for r in rows if r["arm"] == arm and r["factor"] == factor and r.get("confirm", 0) == k_confirm
-                     and (k_confirm == 0 or r.get("screen", 1.0) == k_screen)), None)
+    def row(arm: str, k_confirm: int, k_screen: float, among=None) -> dict | None:
+        return next((r for r in (among or rows) if r["arm"] == arm and r["factor"] == factor
+                     and r.get("confirm", 0) == k_confirm and (k_confirm == 0 or r.get("screen", 1.0) == k_screen)), None)
 
     host = doc.get("host") or {}
     date = (host.get("started") or "")[:10]
@@ -166,7 +168,11 @@ def headline_rows(doc: dict, folder: str, factor: float, confirm: int = 1, scree
     design = (f"{doc['restarts_per_trial']} worker pair(s), {doc['paired_seconds']:g} s of pairs; "
               + (f"a confirming round K {confirm}, screen {screen:g}" if confirm else "no confirming round")
               + f"; {doc['trials_per_block']} trials per arm cut from one session")
-    null = row("null", confirm, screen)
+    if null_doc is not None and null_doc.get("bench") != doc.get("bench"):
+        raise ValueError(f"{folder}: the null study measured {null_doc.get('bench')!r}, not {doc.get('bench')!r}")
+    null = row("null", confirm, screen, null_doc["arms"] if null_doc is not None else None)
+    if null_doc is not None:
+        folder = f"{folder}, null: {null_folder}"
     out = []
     for arm in (a for a in doc["plan"] if a["size"] > 0):
         got, plain = row(arm["arm"], confirm, screen), row(arm["arm"], 0, 1.0)
