@@ -158,7 +158,9 @@ def test_headline_rows_take_the_k1_cell_the_achieved_step_and_the_nulls_false_al
                     "started": "2026-12-04T06:10:00Z"},
            "plan": [{"arm": "null", "size": 0.0, "steps": 0}, {"arm": "inject-10%", "size": 0.1, "steps": 6144}],
            "arms": [row("null", 0, 1.0, 0, 0, 2, None), row("null", 1, 0.6, 0, 0, 1, None),
-                    row("inject-10%", 0, 1.0, 28, 30, 0, 1.097), row("inject-10%", 1, 0.6, 29, 30, 0, 1.099)]}
+                    row("inject-10%", 0, 1.0, 28, 30, 0, 1.097), row("inject-10%", 1, 0.6, 29, 30, 0, 1.099)],
+           "sessions": [{"arm": "null", "median_pass_ratio": {"p": 1.0}},
+                        {"arm": "inject-10%", "median_pass_ratio": {"p": 1.1}}]}
     (got,) = headline_rows(doc, "power-families/noise/", 1.05)
     assert got[1] == "`NoiseGeneration.track_ms('counter-numba', 'uniform', 32768, 1)`"
     assert got[4] == "x1.097 (nominal 10%, 6144 steps)"  # the step before any confirming round
@@ -169,6 +171,11 @@ def test_headline_rows_take_the_k1_cell_the_achieved_step_and_the_nulls_false_al
     assert rlperf_main(["gate-power", "headline", str(path), "--relative-to", str(tmp_path.parent)]) == 0
     assert "96.7% (29/30;" in capsys.readouterr().out
     assert rlperf_main(["gate-power", "headline", str(path), "--factors", "1.5"]) == 2  # no such cell: exit 2
+    doc["sessions"] = [{"arm": "null", "median_pass_ratio": {}}, {"arm": "inject-10%", "median_pass_ratio": {"p": 1.1}}]
+    (got,) = headline_rows(doc, "f/", 1.05)
+    assert got[6] == "n/a"  # a null session without pairs has no paired false alarms to show
+    doc["sessions"][1]["median_pass_ratio"] = {}
+    assert headline_rows(doc, "f/", 1.05) == []  # nor an injected arm without pairs any detection
 
 
 def test_headline_takes_the_null_from_a_null_only_study_of_the_same_point_only(tmp_path):
@@ -182,9 +189,23 @@ def test_headline_takes_the_null_from_a_null_only_study_of_the_same_point_only(t
                 for c, sc in ((0, 1.0), (1, 0.6))]
         return {"paired_seconds": 12.0, "restarts_per_trial": 1, "trials_per_block": 30, "machine": "m",
                 "bench": bench, "plan": [{"arm": "null", "size": 0.0, "steps": 0},
-                                         {"arm": "inject-10%", "size": 0.1, "steps": 9}], "arms": rows}
+                                         {"arm": "inject-10%", "size": 0.1, "steps": 9}], "arms": rows,
+                "sessions": [{"arm": a, "median_pass_ratio": {"p": 1.0}} for a in ("null", "inject-10%")]}
 
     (got,) = headline_rows(doc("b", 0), "inj/", 1.05, null_doc=doc("b", 2), null_folder="null/")
     assert got[6].startswith("6.7% (2/30;") and got[7] == "`inj/, null: null/`"
     with pytest.raises(ValueError, match="null study measured"):
         headline_rows(doc("b", 0), "inj/", 1.05, null_doc=doc("other", 2))
+
+
+def test_a_paired_session_without_pairs_is_named_so_its_trials_are_left_out(tmp_path):
+    """The gate judges a point whose paired sampling gave no pairs on its one asv pass: 30 'trials' would be
+    one number 30 times. judge_sessions leaves such a session out (sessions._unpaired names its points)."""
+    from rlperf.gate import paired
+    from rlperf.gate.power.sessions import _unpaired
+
+    spec = paired.PairedSpec(seconds=1.0)
+    paired.save(str(tmp_path / "paired.json"), [paired.PointPairs(name="a", pairs=[(1.0, 1.0)]),
+                                                paired.PointPairs(name="b", skipped="one call takes 0.9 s")], spec)
+    assert _unpaired(str(tmp_path)) == ["b"]
+    assert _unpaired(str(tmp_path / "none")) == ["every point (no paired.json)"]

@@ -170,11 +170,16 @@ def headline_rows(doc: dict, folder: str, factor: float, confirm: int = 1, scree
               + f"; {doc['trials_per_block']} trials per arm cut from one session")
     if null_doc is not None and null_doc.get("bench") != doc.get("bench"):
         raise ValueError(f"{folder}: the null study measured {null_doc.get('bench')!r}, not {doc.get('bench')!r}")
+    # an arm whose session gave no pairs (gate fell back to its one pass; power.json before the study left
+    # such sessions out) has no paired trials: no row, and its null comes from null_doc or is n/a
+    paired_arms = {x["arm"] for x in doc.get("sessions", []) if x.get("median_pass_ratio")}
     null = row("null", confirm, screen, null_doc["arms"] if null_doc is not None else None)
+    if null_doc is None and "null" not in paired_arms:
+        null = None
     if null_doc is not None:
         folder = f"{folder}, null: {null_folder}"
     out = []
-    for arm in (a for a in doc["plan"] if a["size"] > 0):
+    for arm in (a for a in doc["plan"] if a["size"] > 0 and a["arm"] in paired_arms):
         got, plain = row(arm["arm"], confirm, screen), row(arm["arm"], 0, 1.0)
         if got is None or plain is None:
             raise ValueError(f"{folder}: no cell for {arm['arm']} at factor {factor} (confirm {confirm})")
