@@ -209,3 +209,11 @@ def test_the_xeon_leg_pairs_the_noise_point_its_power_was_measured_on_and_no_oth
     for other in (point.replace("32768, 1", "32768, 2"), point.replace("uniform", "normal"),
                   point.replace("counter-numba", "numpy")):
         assert not re.search(xeon.paired_bench, other)
+
+
+def test_the_replay_host_gather_is_advisory_by_its_measured_power_and_its_neighbours_are_not():
+    config = load_config(str(ROOT / "gate.toml"), profile="xeon")
+    name = "bench_replay.ReplayCpuSample.track_ms(20, 'host', 1)"
+    policy = policy_for(config, "bench_replay.ReplayCpuSample.track_ms", name, {})
+    assert policy.advisory and "power-families/replay-host" in policy.advisory and policy.factor == 1.25
+    assert policy_for(config, "bench_replay.ReplayCpuSample.track_ms", name.replace("(20", "(24"), {}).advisory is None
