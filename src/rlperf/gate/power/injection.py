@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,14 +47,17 @@ def calibrate(clone: str, sha: str, candidates: list[int], name: str = "walk") -
     git(clone, "checkout", "-q", "--detach", sha)
     with open(os.path.join(clone, what.path)) as fh:
         source = fh.read()
-    variants = tempfile.mkdtemp(prefix="gate-power-variants-")
-    write_variants(variants, source, candidates, what)
-    env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"),
-               NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="gate-power-numba-"))
-    # run by path: the child imports only the clone's workload packages, whatever the clone's commit holds
-    out = subprocess.run([sys.executable, chain_timing.__file__, "--variants", variants, "--target", what.name,
-                          "--steps", ",".join(map(str, candidates))],
-                         capture_output=True, text=True, env=env, cwd=clone)
+    variants, cache = tempfile.mkdtemp(prefix="gate-power-variants-"), tempfile.mkdtemp(prefix="gate-power-numba-")
+    try:
+        write_variants(variants, source, candidates, what)
+        env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"), NUMBA_CACHE_DIR=cache)
+        # run by path: the child imports only the clone's workload packages, whatever the clone's commit holds
+        out = subprocess.run([sys.executable, chain_timing.__file__, "--variants", variants, "--target", what.name,
+                              "--steps", ",".join(map(str, candidates))],
+                             capture_output=True, text=True, env=env, cwd=clone)
+    finally:
+        shutil.rmtree(variants, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
     if out.returncode != 0:
         raise RuntimeError(f"calibration failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
