@@ -165,3 +165,55 @@ def test_the_default_profile_is_the_leg_of_a_machine_like_this_one(tmp_path):
 def test_bad_profiles_are_usage_errors_naming_the_valid_choices(tmp_path, text, kwargs, words):
     with pytest.raises(UsageError, match=words):
         load_config(_profiles(tmp_path, text), **kwargs)
+
+
+def test_a_rule_can_mark_points_advisory_with_its_reason_never_blocking(tmp_path):
+    """A family whose measured power is too low to gate on (docs/gate.md, Measured power) is advisory by
+    rule: listed with the rule's reason, on passes and on pairs alike, never blocking."""
+    from rlperf.gate.exitcodes import GateExit
+    from rlperf.gate.results import Point
+    from rlperf.gate.verdict import judge_point
+
+    path = tmp_path / "gate.toml"
+    path.write_text('[gate]\nfactor = 1.10\n\n[[rule]]\nmatch = "bench_noise.*"\n'
+                    'advisory = "10 % caught in 40 % of 30 trials"\n')
+    config = load_config(str(path))
+    name = "bench_noise.NoiseGeneration.track_ms('counter-numba', 'uniform', 32768, 1)"
+    policy = policy_for(config, "bench_noise.NoiseGeneration.track_ms", name, {})
+    assert policy.advisory == "advisory by rule bench_noise.*: 10 % caught in 40 % of 30 trials"
+    assert policy.advisory_paired
+    point = lambda v: Point(key=name.split("(")[0], name=name, value=v, stats=None, samples=None,  # noqa: E731
+                            version="1", env="e")
+    for paired in (False, True):
+        f = judge_point(point(1.0), point(2.0), policy, {"unit": "ms"}, 0.002, pass_values=[(1.0, 2.0)] * 5,
+                        paired=paired)
+        assert (f.status, f.exit_code) == ("advisory", GateExit.OK) and "would read regression" in f.detail
+    other = policy_for(config, "bench_env.EnvFused.time_fused", "bench_env.EnvFused.time_fused('probe', 8192, 1)", {})
+    assert other.advisory is None
+
+
+@pytest.mark.parametrize("value", ['""', "1.5", "true"])
+def test_a_rules_advisory_must_say_why(tmp_path, value):
+    path = tmp_path / "gate.toml"
+    path.write_text(f'[[rule]]\nmatch = "bench_noise.*"\nadvisory = {value}\n')
+    with pytest.raises(UsageError, match="advisory must be a non-empty string"):
+        load_config(str(path))
+
+
+def test_the_xeon_leg_pairs_the_noise_point_its_power_was_measured_on_and_no_other_noise_point():
+    """power-families/noise/: paired, a ~9 % step in the counter kernel was caught in every trial; by its
+    passes at x1.10 it sits under the factor. Only the measured point is paired."""
+    xeon = load_config(str(ROOT / "gate.toml"), profile="xeon")
+    point = "bench_noise.NoiseGeneration.track_ms('counter-numba', 'uniform', 32768, 1)"
+    assert re.search(xeon.paired_bench, point)
+    for other in (point.replace("32768, 1", "32768, 2"), point.replace("uniform", "normal"),
+                  point.replace("counter-numba", "numpy")):
+        assert not re.search(xeon.paired_bench, other)
+
+
+def test_the_replay_host_gather_is_advisory_by_its_measured_power_and_its_neighbours_are_not():
+    config = load_config(str(ROOT / "gate.toml"), profile="xeon")
+    name = "bench_replay.ReplayCpuSample.track_ms(20, 'host', 1)"
+    policy = policy_for(config, "bench_replay.ReplayCpuSample.track_ms", name, {})
+    assert policy.advisory and "power-families/replay-host" in policy.advisory and policy.factor == 1.25
+    assert policy_for(config, "bench_replay.ReplayCpuSample.track_ms", name.replace("(20", "(24"), {}).advisory is None

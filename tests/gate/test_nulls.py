@@ -16,8 +16,9 @@ from rlperf import atomic
 from rlperf.cli import main as rlperf_main
 from rlperf.envs.threads import max_numba_threads
 from rlperf.errors import UsageError
-from rlperf.gate.power import injection, null_cost, null_log, null_run, null_sample, null_summary
+from rlperf.gate.power import null_cost, null_log, null_run, null_sample, null_summary
 from rlperf.gate.power.tables import wilson
+from rlperf.gate.power.targets import target
 
 ROOT = Path(__file__).resolve().parents[2]
 META = ROOT / "results" / "asv" / "benchmarks.json"
@@ -235,7 +236,7 @@ def repo(tmp_path):
     """A tiny repository holding what a null run reads: the walk kernel (the null arm's file), gate.toml and
     the suite's metadata."""
     r = tmp_path / "repo"
-    for rel in (injection.KERNEL, "gate.toml", "results/asv/benchmarks.json"):
+    for rel in (target("walk").path, "gate.toml", "results/asv/benchmarks.json"):
         (r / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, r / rel)
     _git("init", "-q", "-b", "main", cwd=r)

@@ -7,6 +7,7 @@ import os
 import statistics
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -404,3 +405,31 @@ def test_the_verdict_names_each_re_sampled_point_and_its_final_status():
     assert notes == ["paired: a was flagged by its first round (or passed the screen) and sampled again "
                      "(1 round(s), 2 worker pairs in all): ok on all its pairs"]
     assert _confirmed_notes(None, []) == []
+
+
+def test_a_suite_package_with_relative_imports_is_paired_as_asv_imports_it(tmp_path):
+    """bench_replay and bench_noise import `from ._suite import ...`: the worker imports the file as part
+    of the benchmark package, as asv does; as a top-level module it failed and the point was never paired
+    (its passes judged it, silently)."""
+    bench, env, cwd = _suite(tmp_path / "s", 0.001)
+    (Path(bench) / "__init__.py").write_text("")
+    (Path(bench) / "_helper.py").write_text("DELAY = 0.001\n")
+    (Path(bench) / "bench_rel.py").write_text(textwrap.dedent('''
+        import time
+        from ._helper import DELAY
+
+        class Rel:
+            calls = 0
+
+            def track_ms(self, n):
+                Rel.calls += 1
+                t0 = time.perf_counter()
+                time.sleep(1.0 if Rel.calls == 1 else DELAY)  # the first call compiles: not what a sample costs
+                return {"samples": [(time.perf_counter() - t0) * 1e3] * 3}
+    '''))
+    side = (bench, env, cwd)
+    got = paired.sample_point("bench_rel.Rel.track_ms(1)", {"base": side, "head": side}, SPEC)
+    assert got.error is None and got.skipped is None and len(got.pairs) >= SPEC.block
+    (Path(bench) / "bench_broken.py").write_text("import no_such_dependency_xyz\n\nclass B:\n    def time_x(self):\n        pass\n")
+    broken = paired.sample_point("bench_broken.B.time_x", {"base": side, "head": side}, SPEC)
+    assert broken.error and "no_such_dependency_xyz" in broken.error  # named, not "no module of ..."

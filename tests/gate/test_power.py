@@ -13,6 +13,7 @@ from tests.gate.test_passes import s  # noqa: F401 - the fixture: a repo, a base
 from rlperf.cli import main as rlperf_main
 from rlperf.errors import UsageError
 from rlperf.gate.power import chain_timing, injection, sessions, tables
+from rlperf.gate.power.targets import gpu_fused, walk
 from rlperf.gate.power import trials as cut
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,13 +44,13 @@ def test_cv_and_step_calibration():
 
 
 def test_injection_keeps_the_kernel_valid_python_and_multiplies_by_exactly_one():
-    source = (ROOT / injection.KERNEL).read_text()
-    injected = injection.inject(source, 7)
+    source = (ROOT / walk.KERNEL).read_text()
+    injected = walk.inject(source, 7)
     compile(injected, "fused.py", "exec")
     assert "range(7)" in injected and "* (1.0 + spin * 0.0)" in injected
-    compile(injection.null_edit(source), "fused.py", "exec")
+    compile(walk.null_edit(source), "fused.py", "exec")
     with pytest.raises(UsageError):
-        injection.inject("no anchors here", 7)
+        walk.inject("no anchors here", 7)
 
 
 def test_summary_counts_detection_and_false_alarms_per_point_and_per_run():
@@ -62,7 +63,7 @@ def test_summary_counts_detection_and_false_alarms_per_point_and_per_run():
 
     trials = [trial("null", "ok", "ok"), trial("null", "ok", "regression"),
               trial("inject-10%", "regression", "ok"), trial("inject-10%", "ok", "ok")]
-    null, inj = tables.summarize(arms, trials, injection.DEFAULT_INJECTED)
+    null, inj = tables.summarize(arms, trials, walk.INJECTED)
     assert null["detection"] is None
     assert (null["false_alarms_per_point"]["hits"], null["false_alarms_per_point"]["n"]) == (1, 4)
     assert (null["false_alarms_per_run"]["hits"], null["false_alarms_per_run"]["n"]) == (1, 2)
@@ -203,12 +204,12 @@ def test_a_confirming_round_joins_the_next_trials_pairs_to_the_flagged_points_on
 
 
 def test_the_gpu_injection_adds_launches_after_the_fused_gather_and_the_null_edit_only_a_comment():
-    source = (ROOT / injection.GPU_FILE).read_text()
-    injected = injection.inject_gpu(source, 3)
+    source = (ROOT / gpu_fused.GPU_FILE).read_text()
+    injected = gpu_fused.inject(source, 3)
     assert injected.count("self.idx.add_(0)") == 1 and "range(3)" in injected
-    assert injected.index(injection.GPU_ANCHOR) < injected.index("self.idx.add_(0)")
-    compile(injected, injection.GPU_FILE, "exec")
-    null = injection.null_edit_gpu(source)
+    assert injected.index(gpu_fused.GPU_ANCHOR) < injected.index("self.idx.add_(0)")
+    compile(injected, gpu_fused.GPU_FILE, "exec")
+    null = gpu_fused.null_edit(source)
     assert [line for line in null.splitlines() if line not in source.splitlines()] == [
         "        # null change by rlperf gate-power"]
 
@@ -229,11 +230,11 @@ def test_in_process_calibration_times_every_variant_against_the_base(tmp_path, m
     monkeypatch.setattr("sys.path", list(__import__("sys").path))  # measure() adds the variants folder
     variants = tmp_path / "variants"
     variants.mkdir()
-    modules = injection.write_variants(str(variants), (ROOT / injection.KERNEL).read_text(), [3])
+    modules = injection.write_variants(str(variants), (ROOT / walk.KERNEL).read_text(), [3])
     assert modules == {0: "gate_power_walk_0", 3: "gate_power_walk_3"}
     chain = (variants / "gate_power_walk_3.py").read_text()
     assert "range(3)" in chain and "injected by rlperf gate-power" in chain
-    assert (variants / "gate_power_walk_0.py").read_text() == (ROOT / injection.KERNEL).read_text()
+    assert (variants / "gate_power_walk_0.py").read_text() == (ROOT / walk.KERNEL).read_text()
     got = chain_timing.measure(str(variants), [3], rounds=3, calls=2)
     assert set(got["ratios"]) == {3} and got["rounds"] == 3 and got["base_ms"] > 0
     assert 0 < got["ratios"][3]["q1"] <= got["ratios"][3]["median"] <= got["ratios"][3]["q3"]
@@ -241,13 +242,14 @@ def test_in_process_calibration_times_every_variant_against_the_base(tmp_path, m
 
 def test_the_calibration_child_imports_nothing_of_the_gate():
     """chain_timing runs by path in the clone's interpreter (PYTHONPATH = the clone's src), so a base
-    commit without rlperf.gate.power can still be calibrated: only rlperf.envs may be imported."""
+    commit without rlperf.gate.power can still be calibrated: only the measured packages may be imported."""
     import ast
 
     tree = ast.parse(Path(chain_timing.__file__).read_text())
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in modules if m and m.startswith("rlperf")} <= {"rlperf.envs", "rlperf.envs.walk"}
+    assert {m for m in modules if m and m.startswith("rlperf")} and not {
+        m for m in modules if m and m.startswith("rlperf") and not m.startswith(("rlperf.envs", "rlperf.replay"))}
 
 
 def test_a_trial_is_judged_by_the_gates_own_flow_as_the_verdict_job_judges(s, monkeypatch):

@@ -131,15 +131,16 @@ def test_todays_gpu_gathers_are_gated_at_the_default_factor(placement):
     assert policy.advisory is None and policy.factor == config.factor == 1.1
 
 
-def test_the_timing_fix_left_in_would_widen_the_gpu_gathers_band():
-    """What the known step is left out for: with de34abe's change counted as noise, two gathers need more
-    than the gate factor (x1.10 and x1.12 before this rule)."""
+def test_the_timing_fix_is_left_out_of_the_gpu_gathers_spread():
+    """de34abe changed how the GPU gathers are timed (x0.94 on the fused gathers): a step, not noise. It is
+    left out of their spread (one change fewer), and counting it would widen it. With 5 commits it widened
+    gpu-fused past the gate factor (x1.10, x1.12); with 17 the robust spread barely moves, but it still moves."""
     with_step = {t.name: t for t in derive(ROOT / "results/asv", H200)}
     without = {t.name: t for t in derive(ROOT / "results/asv", H200, known_steps=ROOT / KNOWN_STEPS)}
     for placement in ("gpu-fused", "gpu-fused-bf16"):
         name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
-        assert with_step[name].factor > 1.1 > without[name].factor
         assert without[name].n == with_step[name].n - 1
+        assert with_step[name].sigma > without[name].sigma
 
 
 def _stepped_history(tmp_path: Path) -> list[float]:

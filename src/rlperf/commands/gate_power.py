@@ -13,10 +13,11 @@ caught, how often nothing is (docs/gate.md, Detection power). Hours on a 2-vCPU 
     rlperf gate-power nulls plan             # the null-run sample per core count, and one run's cost from history
     rlperf gate-power nulls run --log results/reports/gate/MACHINE/nulls   # one whole null gate run, recorded
     rlperf gate-power nulls summary results/reports/gate/MACHINE/nulls     # false alarms per run and per point
+    rlperf gate-power headline DIR/power.json ... --factors 1.05   # docs/gate.md's power-table rows
 
 `study`: in a throw-away clone of the repository, on top of --base, one commit per size injects a known
-slowdown (a calibrated chain of dependent sqrt in the g1_walk_flat kernel, or --target gpu-fused: extra
-launches after the fused GPU gather), and a null commit edits a comment. Each trial runs `rlperf gate
+slowdown (--target: walk, motion-tracking, noise, replay-host or gpu-fused; rlperf.gate.power.targets
+says what each injects, its size calibrated on the host unless --steps), and a null commit edits a comment. Each trial runs `rlperf gate
 --run` on every arm with a fresh results folder. The block design (--blocks) instead runs ONE real gate
 session of --passes-per-block kept passes per arm and block, and cuts them into disjoint trials of k
 passes (or, with --paired-seconds, each point's pairs into --trials-per-block trials), each judged by
@@ -41,21 +42,20 @@ import sys
 
 
 def _study_parser(p: argparse.ArgumentParser) -> None:
-    from rlperf.gate.power.injection import TARGETS
-
     p.add_argument("--repo", default=".", help="repository to clone (default: .)")
     p.add_argument("--base", default="HEAD", help="commit the arms are made on (default: HEAD)")
     p.add_argument("--trials", type=int, default=60, help="gate runs per arm (default 60)")
     p.add_argument("--sizes", default="0.05,0.10,0.20", help="nominal slowdowns (default 0.05,0.10,0.20)")
     p.add_argument("--passes", type=int, default=3, help="interleaved passes per gate run (default 3)")
     p.add_argument("--factor", type=float, help="gate factor (default: the clone's gate.toml)")
-    p.add_argument("--target", default="walk", choices=sorted(TARGETS),
-                   help="what the arms edit: the walk kernel (default) or the fused GPU gather (needs --steps)")
+    p.add_argument("--target", default="walk",
+                   help="what the arms edit (rlperf.gate.power.targets): walk (default), motion-tracking, noise, "
+                        "replay-host, or gpu-fused (needs --steps)")
     p.add_argument("--bench", help="points the gate measures (default: the target's)")
     p.add_argument("--injected", help="regex of the points the injection slows (default: the target's)")
     p.add_argument("--machine", default="gate-power", help="asv machine name for the throw-away results")
-    p.add_argument("--candidate-steps", default="2,3,4,5,6,7,8,10,12,16",
-                   help="chain lengths the calibration measures, in one process (default 2,3,4,5,6,7,8,10,12,16)")
+    p.add_argument("--candidate-steps",
+                   help="step counts the calibration measures, in one process (default: the target's own)")
     p.add_argument("--steps", help="pin the chain length per --sizes value (comma-separated, one each) "
                                    "instead of calibrating")
     p.add_argument("--seed", type=int, default=0, help="shuffles the arm order within each trial")
@@ -149,17 +149,29 @@ def _nulls_parser(p: argparse.ArgumentParser) -> None:
     summary.add_argument("log", help="a `nulls run --log` folder")
     summary.add_argument("--out-md", help="also write the summary here (atomically)")
     summary.add_argument("--out-json", help="also write the figures as JSON here (atomically)")
+def _headline_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("power_json", nargs="+", help="paired studies' power.json files (their folders are cited)")
+    p.add_argument("--factors", default="1.05", help="the factors to give rows for (comma-separated; default 1.05)")
+    p.add_argument("--confirm", type=int, default=1, help="the confirming round's offset K of the cell (0: none)")
+    p.add_argument("--screen", type=float, default=0.6, help="the confirming round's screen of the cell")
+    p.add_argument("--relative-to", default="results/reports/gate",
+                   help="folders are cited relative to this (default results/reports/gate)")
+    p.add_argument("--null-from", metavar="POWER_JSON",
+                   help="take the null arm's false alarms from this --null-only study of the same point instead")
+    p.add_argument("--out-md", help="also write the table here (atomically)")
 
 
 def add_parser(subparsers, name: str, help_text: str):
     p = subparsers.add_parser(name, help=help_text, description=__doc__)
-    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias,nulls}")
+    actions = p.add_subparsers(dest="action", metavar="{study,resample,session-bias,nulls,headline}")
     for action, add, text in (
             ("study", _study_parser, "Commit known slowdowns in a clone and measure how often the gate catches them."),
             ("resample", _resample_parser, "Re-judge a paired study's kept pairs as longer or shorter trials."),
             ("session-bias", _session_bias_parser,
              "Compare a block study's session medians with the same passes shuffled into sessions."),
-            ("nulls", _nulls_parser, "Whole null gate runs: record one, summarize the log, or price one from history.")):
+            ("nulls", _nulls_parser, "Whole null gate runs: record one, summarize the log, or price one from history."),
+            ("headline", _headline_parser,
+             "docs/gate.md's power-table rows (the K 1 cell, Wilson intervals, host, achieved step) of paired studies.")):
         add(actions.add_parser(action, help=text, description=text))
     return p
 
@@ -262,15 +274,54 @@ def _nulls(args) -> int:
           + (f"; {sum(f['status'] == 'regression' for f in verdict['findings'])} point(s) flagged as a "
              "regression" if verdict else "; NO verdict (not counted by the summary): " + (record["error"] or "")[-500:]))
     return 0 if verdict else 5
+def _headline(args) -> int:
+    import json
+    import os
+
+    from rlperf.atomic import write_text
+    from rlperf.errors import UsageError
+    from rlperf.gate.outputs import check_output_path
+    from rlperf.gate.power.tables import HEADLINE_COLUMNS, headline_rows
+    from rlperf.report.tables import markdown_table
+
+    try:
+        factors = [float(v) for v in args.factors.split(",")]
+    except ValueError:
+        raise UsageError(f"--factors {args.factors!r}: give comma-separated numbers, e.g. 1.05,1.25") from None
+    check_output_path(args.out_md, "--out-md")
+    def read(path: str) -> tuple[dict, str]:
+        try:
+            with open(path) as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{path}: not a readable power.json ({exc})") from None
+        return doc, os.path.relpath(os.path.dirname(os.path.abspath(path)), os.path.abspath(args.relative_to)) + "/"
+
+    null_doc, null_folder = read(args.null_from) if args.null_from else (None, "")
+    rows = []
+    for path in args.power_json:
+        doc, folder = read(path)
+        for factor in factors:
+            try:
+                rows += headline_rows(doc, folder, factor, args.confirm, args.screen, null_doc, null_folder)
+            except (KeyError, ValueError) as exc:
+                raise UsageError(f"{path}: {exc}") from None
+    text = "\n".join(markdown_table(HEADLINE_COLUMNS, rows)) + "\n"
+    if args.out_md:
+        write_text(args.out_md, text)
+    print(text, end="")
+    return 0
 
 
 def run(args) -> int:
     from rlperf.errors import UsageError
 
     if args.action is None:
-        raise UsageError("give an action: study, resample, session-bias or nulls (rlperf gate-power -h)")
+        raise UsageError("give an action: study, resample, session-bias, nulls or headline (rlperf gate-power -h)")
     if args.action == "nulls":
         return _nulls(args)
+    if args.action == "headline":
+        return _headline(args)
     if args.action == "resample":
         return _resample(args)
     if args.action == "session-bias":

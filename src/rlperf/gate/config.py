@@ -21,6 +21,7 @@
     [[rule]]               # first matching rule wins, per key
     match = "bench_replay.*h2d*"
     factor = 1.30
+    advisory = "why"       # optional: these points are advisory (listed with this reason, never blocking)
 
 Factors stack too (applied per point by gate.policy.policy_for): a point's factor derived from its measured noise (the thresholds table of the
 machine, rlperf.gate.thresholds) > a [[rule]] factor > [gate] factor; a point whose table factor is above
@@ -68,6 +69,7 @@ class Rule:
     paired_factor: float | None = None  # for these points when judged on paired samples
     direction: str | None = None
     tolerance: float | None = None
+    advisory: str | None = None  # why these points cannot be gated (e.g. their measured power): never blocking
 
     def applies(self, key: str, name: str) -> bool:
         return fnmatch.fnmatchcase(name, self.match) or fnmatch.fnmatchcase(key, self.match)
@@ -140,10 +142,13 @@ def check_paired_seconds(value, where: str) -> float:
 
 def _rule(raw: dict, index: int, path: str) -> Rule:
     where = f"{path}: rule[{index}]"
-    unknown = set(raw) - {"match", "factor", "paired_factor", "direction", "tolerance"}
+    unknown = set(raw) - {"match", "factor", "paired_factor", "direction", "tolerance", "advisory"}
     if unknown or not isinstance(raw.get("match"), str):
         raise UsageError(f"{where}: needs a string 'match'; allowed keys: match, factor, paired_factor, "
-                         f"direction, tolerance (got {sorted(raw)})")
+                         f"direction, tolerance, advisory (got {sorted(raw)})")
+    advisory = raw.get("advisory")
+    if advisory is not None and not (isinstance(advisory, str) and advisory.strip()):
+        raise UsageError(f"{where}: advisory must be a non-empty string saying why, got {advisory!r}")
     direction = raw.get("direction")
     if direction is not None and direction not in DIRECTIONS:
         raise UsageError(f"{where}: direction {direction!r}; valid: {', '.join(DIRECTIONS)}")
@@ -151,7 +156,7 @@ def _rule(raw: dict, index: int, path: str) -> Rule:
     if tolerance is not None and (not isinstance(tolerance, (int, float)) or tolerance < 0):
         raise UsageError(f"{where}: tolerance must be a number >= 0, got {tolerance!r}")
     factor = raw.get("factor")
-    return Rule(match=raw["match"], direction=direction,
+    return Rule(match=raw["match"], direction=direction, advisory=advisory,
                 tolerance=None if tolerance is None else float(tolerance),
                 factor=None if factor is None else check_factor(factor, where),
                 paired_factor=None if raw.get("paired_factor") is None

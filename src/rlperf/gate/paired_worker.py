@@ -7,7 +7,7 @@ so it never loads the driver's rlperf: it must stay free of rlperf imports.
     python -c SOURCE BENCHMARK_DIR POINT      POINT e.g. bench_env.EnvFused.time_fused('probe', 8192, 2)
 
 Protocol, one line each way on the worker's original stdout (benchmark output goes to stderr):
-    -> "ready <kind> <seconds of one call>" | "skip <reason>" | "error <message>"
+    -> "ready <kind> <seconds of one warm call>" | "skip <reason>" | "error <message>"
     <- "number <n>"  -> "ok"               calls per sample, the same on both sides (time_ points)
     <- "sample"      -> "<value>"          time_: seconds of n calls timed together; track_: the value
                                            the call returns (the median of its samples, when it
@@ -24,40 +24,39 @@ import time
 import traceback
 
 
-def package_prefix(bench_dir):
-    """'benchmarks.' when the benchmark folder is a package (its modules import their helpers relatively, as
-    asv imports them), with the folder's parent put on the path; '' for a folder of plain modules."""
-    if not os.path.isfile(os.path.join(bench_dir, "__init__.py")):
-        return ""
-    parent, name = os.path.split(os.path.abspath(bench_dir))
-    sys.path.insert(0, parent)
-    return name + "."
+PACKAGE = ""  # the benchmark folder's name when it is a package: asv imports the suite as that package
 
 
-def parse_point(point, prefix=""):
-    """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too. The module
-    is imported as prefix + 'mod'. A module that exists but fails to import raises its own error."""
+def import_suite_module(module):
+    """`module` of the suite as asv imports it: `benchmarks.bench_replay` when the folder is a package, so
+    a benchmark file's relative imports (`from ._suite import ...`) work here as they do under asv."""
+    return importlib.import_module(f"{PACKAGE}.{module}" if PACKAGE else module)
+
+
+def parse_point(point):
+    """'mod.Class.time_x(1, 2)' -> ('mod', ['Class', 'time_x'], (1, 2)); module-level functions too."""
     head, paren, rest = point.partition("(")
     params = ast.literal_eval("(" + rest) if paren else ()
     if not isinstance(params, tuple):
         params = (params,)
     parts = head.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        module = prefix + ".".join(parts[:cut])
+        module = ".".join(parts[:cut])
+        full = f"{PACKAGE}.{module}" if PACKAGE else module
         try:
-            importlib.import_module(module)
+            import_suite_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name is not None and not module.startswith(exc.name) and not exc.name.startswith(module):
-                raise  # the module is there; something it imports is not
-            continue
+            if exc.name and (full == exc.name or full.startswith(exc.name + ".")):
+                continue  # not a module at this cut: try a shorter one
+            raise  # the module exists but something it imports does not: say so, not "no module"
         return module, parts[cut:], params
     raise ImportError(f"no module of {head!r} imports from {sys.path[0]!r}")
 
 
-def load(point, prefix=""):
+def load(point):
     """(kind, call, teardown) for one point, after the benchmark's own setup; NotImplementedError = skip."""
-    module_name, attrs, params = parse_point(point, prefix)
-    owner = importlib.import_module(module_name)
+    module_name, attrs, params = parse_point(point)
+    owner = import_suite_module(module_name)
     if len(attrs) == 2:
         instance = getattr(owner, attrs[0])()
         func = getattr(instance, attrs[1])
@@ -96,11 +95,17 @@ def main(argv):
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the benchmark's own prints (Python or C) must not corrupt the protocol
     sys.stdout = sys.stderr
-    bench_dir, point = argv[1], argv[2]
-    sys.path.insert(0, bench_dir)
+    global PACKAGE
+    bench_dir, point = os.path.abspath(argv[1]), argv[2]
+    if os.path.isfile(os.path.join(bench_dir, "__init__.py")):
+        PACKAGE = os.path.basename(bench_dir)
+        sys.path.insert(0, os.path.dirname(bench_dir))
+    else:
+        sys.path.insert(0, bench_dir)
     try:
-        kind, call, teardown = load(point, package_prefix(bench_dir))
-        if kind == "track":
+        kind, call, teardown = load(point)
+        if kind == "track":  # a warm call's time: the first may compile (a fresh worktree misses Numba's cache)
+            track_value(call())
             t0 = time.perf_counter()
             track_value(call())
             proto.write(f"ready track {time.perf_counter() - t0!r}\n")

@@ -3,7 +3,8 @@
 Sources stack, first wins: the benchmark's own attributes (rlperf.gate.meta, read from benchmarks.json)
 > gate.toml's [[rule]] > the default (lower is better). Factors: the machine's thresholds table
 (gate.thresholds, measured noise) > a rule's factor > [gate] factor; a point whose measured noise needs
-more than `advisory_above` is advisory. The verdict (gate.verdict) asks this once per point.
+more than `advisory_above` is advisory, and so is a point a rule marks `advisory` (with its reason,
+e.g. a detection power measured too low to gate on). The verdict (gate.verdict) asks this once per point.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def policy_for(config: GateConfig, key: str, name: str, bench_meta: dict | None,
     if direction not in DIRECTIONS or (direction == "tolerance" and tolerance is None):
         raise UsageError(f"{key}: direction {direction!r} needs one of {DIRECTIONS} (tolerance needs a value)")
     measured, advisory, advisory_paired = _measured(config, key, name, direction)
+    said, said_src = _first(rules, "advisory")
+    if advisory is None and said is not None:  # a rule's reason, from a measurement it names; paired too
+        advisory, advisory_paired = f"advisory by rule {said_src}: {said}", True
     if measured is not None:
         factor_text = f"factor: derived, {measured.spread} ({measured.detail})"
         if measured.factor is None:

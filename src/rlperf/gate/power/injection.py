@@ -1,69 +1,24 @@
 """The power study's arms: a known slowdown (or a null change) committed in a throw-away clone.
 
---target walk injects a chain of dependent sqrt into every env of the g1_walk_flat kernel, multiplied
-into a reward term as `1 + chain * 0.0` (parity held: the kernel's fastmath leaves out nnan/ninf, so
-LLVM cannot drop it); its length is calibrated on this host (chain_timing), nominal size in, the
-achieved one reported. --target gpu-fused adds tiny launches on the fused GPU gather's stream (a real
-regression's shape: one more kernel per sample), results unchanged (idx + 0). The null arm edits a
-comment of the same file: nothing measurable changes.
+What is injected where is the target's (rlperf.gate.power.targets: walk, gpu-fused, motion-tracking,
+replay-host, noise; one module each, one registry). Here: the size of each arm calibrated on this host
+(chain_timing, every candidate in one fresh process, timed in turn), and the arms committed. The null arm
+edits a comment of the same file: nothing measurable changes. The achieved size is the experiment's own
+pairs' or passes' ratio, reported beside the nominal one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 from rlperf.asvtools.git import git
-from rlperf.errors import UsageError
 from rlperf.gate.power import chain_timing
-
-KERNEL = "src/rlperf/envs/walk/fused.py"
-ANCHOR = "            ex = commands[i, 0] - linvel[i, 0]\n"
-TERM_VALUE = "math.exp(-(ex * ex + ey * ey) / sigma) if s[T_LIN] != 0.0 else F0"
-TERM = f"            t_lin = {TERM_VALUE}\n"
-DEFAULT_BENCH = r"EnvFused\.time_fused\('(g1_walk_flat|probe)', 8192, [12]\)"
-DEFAULT_INJECTED = r"'g1_walk_flat'"
-GPU_FILE = "src/rlperf/replay/placements/gpu.py"
-# the fused launch (packed and compact layouts: one launch line since kernel_args was split out for the kernel probe)
-GPU_ANCHOR = "        launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))\n"
-GPU_BENCH = r"ReplayGpuSample\.track_ms\(20, '(gpu-fused|gpu)', 1\)"
-GPU_INJECTED = r"'gpu-fused'"
-
-
-def inject(source: str, steps: int) -> str:
-    """The walk kernel with `steps` dependent sqrt per env folded into a reward term as `1 + x * 0.0`."""
-    if source.count(ANCHOR) != 1 or source.count(TERM) != 1:
-        raise UsageError(f"{KERNEL}: the injection anchors are not found once each; update rlperf/gate/power/injection.py")
-    # seeded by the env index so LLVM cannot hoist the chain out of the env loop; always finite
-    chain = (f"            spin = 1.0 + float(i)\n            for _ in range({steps}):  # injected by rlperf gate-power\n"
-             "                spin = math.sqrt(spin + 1.0)\n")
-    return source.replace(ANCHOR, chain + ANCHOR).replace(
-        TERM, f"            t_lin = ({TERM_VALUE}) * (1.0 + spin * 0.0)\n")
-
-
-def inject_gpu(source: str, steps: int) -> str:
-    """The fused GPU gather with `steps` more launches per sample (`idx.add_(0)`: 256 KiB, same result)."""
-    if source.count(GPU_ANCHOR) != 1:
-        raise UsageError(f"{GPU_FILE}: the injection anchor is not found once; update rlperf/gate/power/injection.py")
-    extra = (f"        for _ in range({steps}):  # injected by rlperf gate-power\n"
-             "            self.idx.add_(0)\n")
-    return source.replace(GPU_ANCHOR, GPU_ANCHOR + extra)
-
-
-def null_edit_gpu(source: str) -> str:
-    if source.count(GPU_ANCHOR) != 1:
-        raise UsageError(f"{GPU_FILE}: the anchor is not found; update rlperf/gate/power/injection.py")
-    return source.replace(GPU_ANCHOR, GPU_ANCHOR + "        # null change by rlperf gate-power\n")
-
-
-def null_edit(source: str) -> str:
-    """The walk kernel with one more comment line: a commit that changes nothing measurable."""
-    if source.count(ANCHOR) != 1:
-        raise UsageError(f"{KERNEL}: the anchor is not found; update rlperf/gate/power/injection.py")
-    return source.replace(ANCHOR, "            # null change by rlperf gate-power\n" + ANCHOR)
+from rlperf.gate.power.targets import TARGETS, Target, target
 
 
 def clone_repo(repo: str, clone: str | None = None) -> str:
@@ -74,7 +29,7 @@ def clone_repo(repo: str, clone: str | None = None) -> str:
     return clone
 
 
-def _commit(clone: str, base: str, text: str, message: str, path: str = KERNEL) -> str:
+def _commit(clone: str, base: str, text: str, message: str, path: str) -> str:
     git(clone, "checkout", "-q", "--detach", base)
     with open(os.path.join(clone, path), "w") as fh:
         fh.write(text)
@@ -82,59 +37,58 @@ def _commit(clone: str, base: str, text: str, message: str, path: str = KERNEL) 
     return git(clone, "rev-parse", "HEAD")
 
 
-def write_variants(folder: str, source: str, candidates: list[int]) -> dict[int, str]:
-    """The walk kernel once per chain length (0: unchanged) as module files in `folder`: {steps: module}."""
+def write_variants(folder: str, source: str, candidates: list[int], what: Target | None = None) -> dict[int, str]:
+    """The target's file once per step count (0: unchanged) as module files in `folder`: {steps: module}."""
+    what = what or TARGETS["walk"]
     modules = {}
     for steps in [0, *candidates]:
-        modules[steps] = f"{chain_timing.VARIANT_PREFIX}{steps}"
+        modules[steps] = chain_timing.variant_module(what.name, steps)
         with open(os.path.join(folder, modules[steps] + ".py"), "w") as fh:
-            fh.write(inject(source, steps) if steps else source)
+            fh.write(what.inject(source, steps) if steps else source)
     return modules
 
 
-def calibrate(clone: str, sha: str, candidates: list[int]) -> dict:
-    """Median ratio per candidate chain length, all variants in one fresh process, interleaved call by
+def calibrate(clone: str, sha: str, candidates: list[int], name: str = "walk") -> dict:
+    """Median ratio per candidate step count, all variants in one fresh process, interleaved call by
     call (chain_timing), at commit `sha` of the clone: the clone's own workload times the variants."""
+    what = target(name)
     git(clone, "checkout", "-q", "--detach", sha)
-    with open(os.path.join(clone, KERNEL)) as fh:
+    with open(os.path.join(clone, what.path)) as fh:
         source = fh.read()
-    variants = tempfile.mkdtemp(prefix="gate-power-variants-")
-    write_variants(variants, source, candidates)
-    env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"),
-               NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="gate-power-numba-"))
-    # run by path: the child imports only the clone's rlperf.envs, whatever the clone's commit holds
-    out = subprocess.run([sys.executable, chain_timing.__file__, "--variants", variants,
-                          "--steps", ",".join(map(str, candidates))],
-                         capture_output=True, text=True, env=env, cwd=clone)
+    variants, cache = tempfile.mkdtemp(prefix="gate-power-variants-"), tempfile.mkdtemp(prefix="gate-power-numba-")
+    try:
+        write_variants(variants, source, candidates, what)
+        env = dict(os.environ, PYTHONPATH=os.path.join(clone, "src"), NUMBA_CACHE_DIR=cache)
+        # run by path: the child imports only the clone's workload packages, whatever the clone's commit holds
+        out = subprocess.run([sys.executable, chain_timing.__file__, "--variants", variants, "--target", what.name,
+                              "--steps", ",".join(map(str, candidates))],
+                             capture_output=True, text=True, env=env, cwd=clone)
+    finally:
+        shutil.rmtree(variants, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
     if out.returncode != 0:
         raise RuntimeError(f"calibration failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def pick(sizes, ratios: dict) -> dict[float, int]:
-    """Per nominal size, the candidate chain length whose median ratio (chain_timing) is nearest
-    1 + size."""
+    """Per nominal size, the candidate step count whose median ratio (chain_timing) is nearest 1 + size."""
     med = {int(k): v["median"] for k, v in ratios.items()}
     return {s: min(med, key=lambda k: (abs(med[k] - 1.0 - s), k)) for s in sizes}
 
 
-TARGETS = {  # what --target edits: (file, inject, null edit, default --bench, default --injected)
-    "walk": (KERNEL, inject, null_edit, DEFAULT_BENCH, DEFAULT_INJECTED),
-    "gpu-fused": (GPU_FILE, inject_gpu, null_edit_gpu, GPU_BENCH, GPU_INJECTED),
-}
-
-
-def make_arms(clone: str, base: str, sizes, candidates: list[int], dry_run: bool,
-              fixed_steps: list[int] | None = None, target: str = "walk",
+def make_arms(clone: str, base: str, sizes, candidates: list[int] | None, dry_run: bool,
+              fixed_steps: list[int] | None = None, target_name: str = "walk",
               null: bool = True) -> tuple[list[dict], dict]:
     """The null arm (unless `null` is False) and one arm per size, committed in the clone; steps
-    calibrated unless dry_run or fixed.
+    calibrated unless dry_run or fixed (`candidates` None: the target's own).
 
-    Calibration (chain_timing) times every candidate chain in one process, call by call in turn,
-    and picks per size the candidate nearest 1 + size: the chain's cost is not linear in its length
-    and differs by host. The experiment's own pairs report the size achieved in the gate."""
-    path, inject_fn, null_fn, _, _ = TARGETS[target]
-    with open(os.path.join(clone, path)) as fh:
+    Calibration (chain_timing) times every candidate in one process, call by call in turn, and picks
+    per size the candidate nearest 1 + size: a chain's cost is not linear in its length and differs by
+    host. The experiment's own pairs report the size achieved in the gate."""
+    what = target(target_name)
+    candidates = list(candidates or what.candidates)
+    with open(os.path.join(clone, what.path)) as fh:
         source = fh.read()
     if fixed_steps is not None:
         steps = dict(zip(sizes, fixed_steps))
@@ -142,16 +96,16 @@ def make_arms(clone: str, base: str, sizes, candidates: list[int], dry_run: bool
     elif dry_run or not sizes:
         steps, calibration = {s: candidates[0] for s in sizes}, {"candidates": candidates}
     else:
-        calibration = {"candidates": candidates, **calibrate(clone, base, candidates)}
+        calibration = {"candidates": candidates, **calibrate(clone, base, candidates, what.name)}
         steps = pick(sizes, calibration["ratios"])
+    calibration["target"], calibration["step"] = what.name, what.step
     arms = [{"arm": "null", "size": 0.0, "steps": 0,
-             "sha": _commit(clone, base, null_fn(source), "[gate-power arm] null change", path)}] if null else []
+             "sha": _commit(clone, base, what.null_edit(source), "[gate-power arm] null change", what.path)}] if null else []
     for size in sizes:
         arms.append({"arm": f"inject-{size:.0%}", "size": size, "steps": steps[size],
-                     "sha": _commit(clone, base, inject_fn(source, steps[size]), f"[gate-power arm] +{size:.0%}",
-                                    path)})
+                     "sha": _commit(clone, base, what.inject(source, steps[size]), f"[gate-power arm] +{size:.0%}",
+                                    what.path)})
     return arms, calibration
 
 
-__all__ = ["ANCHOR", "DEFAULT_BENCH", "DEFAULT_INJECTED", "GPU_ANCHOR", "GPU_FILE", "KERNEL", "TARGETS", "calibrate", "clone_repo",
-           "inject", "inject_gpu", "make_arms", "null_edit", "null_edit_gpu", "pick", "write_variants"]
+__all__ = ["calibrate", "clone_repo", "make_arms", "pick", "write_variants"]

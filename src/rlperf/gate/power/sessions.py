@@ -30,8 +30,8 @@ from rlperf.report.jsonio import write_json
 
 def judge_config(clone: str) -> str:
     """A gate config with no [[rule]]: the factor under study (--factor / --factors) applies to every
-    point, where the repository's rules would override it (gate.toml gives bench_replay x1.30). It lives in
-    the clone's .git/, outside the working tree: an untracked file there makes the gate refuse a dirty head."""
+    point, where the repository's rules would override it (gate.toml gives bench_replay x1.25). Kept in
+    the clone's .git folder: in the worktree it would make the checked-out arm a dirty head (exit 2)."""
     path = os.path.join(clone, ".git", "gate-power.toml")
     if not os.path.isfile(path):
         with open(path, "w") as fh:
@@ -117,6 +117,11 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
         if not os.path.isfile(os.path.join(passes, "passes.json")):
             print(f"rlperf gate-power: {s['dir']} kept no passes (gate exit {s['exit_code']}); left out", file=sys.stderr)
             continue
+        unpaired = _unpaired(passes) if args.paired_seconds else []
+        if unpaired:  # its trials would be judged on the one asv pass, 30 copies of one number: not a paired trial
+            print(f"rlperf gate-power: {s['dir']}: paired sampling gave no pairs for {', '.join(unpaired)}; "
+                  "left out", file=sys.stderr)
+            continue
         samples = samples_per_point(os.path.join(passes, "pass-0"), args.machine, s["sha"])
         for k in ([0] if args.paired_seconds else args.k):  # k 0: paired trials
             scratch = tempfile.mkdtemp(prefix="gate-power-judge-")
@@ -138,6 +143,16 @@ def judge_sessions(clone: str, base: str, arms: list[dict], args, sessions: list
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
     return trials
+
+
+def _unpaired(passes: str) -> list[str]:
+    """The points of a paired session's kept pairs that have none (skipped or failed: the gate judged them
+    on their passes instead)."""
+    path = os.path.join(passes, "paired.json")
+    if not os.path.isfile(path):
+        return ["every point (no paired.json)"]
+    _, points, _ = paired.load(path)
+    return [p.name for p in points if not p.pairs]
 
 
 def confirm_designs(args) -> list[tuple[int, float]]:

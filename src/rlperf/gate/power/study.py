@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -16,7 +17,8 @@ from rlperf.asvtools.git import git, resolve, toplevel
 from rlperf.errors import InfrastructureError, UsageError
 from rlperf.atomic import write_text
 from rlperf.gate.outputs import check_output_path
-from rlperf.gate.power.injection import TARGETS, clone_repo, make_arms
+from rlperf.gate.power.injection import clone_repo, make_arms
+from rlperf.gate.power.targets import target
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
 from rlperf.gate.power.tables import summarize, to_markdown
 from rlperf.report.jsonio import write_json
@@ -31,8 +33,9 @@ def _numbers(text: str, kind, flag: str, example: str) -> list:
 
 def check_options(args) -> None:
     """Every study option checked (and the comma lists parsed) before anything is cloned or measured."""
-    args.bench = args.bench or TARGETS[args.target][3]
-    args.injected = args.injected or TARGETS[args.target][4]
+    what = target(args.target)
+    args.bench = args.bench or what.bench
+    args.injected = args.injected or what.injected
     args.sizes = _numbers(args.sizes, float, "--sizes", "0.05,0.10,0.20")
     if not all(0 < s < 10 for s in args.sizes):
         raise UsageError("--sizes: each size must be a fraction > 0 (0.10 = 10 %)")
@@ -48,8 +51,8 @@ def check_options(args) -> None:
         args.steps = _numbers(args.steps, int, "--steps", "3,5 (one per --sizes value)")
         if len(args.steps) != len(args.sizes) or min(args.steps) < 1:
             raise UsageError(f"--steps: give one chain length >= 1 per --sizes value ({len(args.sizes)})")
-    if args.target != "walk" and args.steps is None and not args.resume and args.sizes:  # a null arm injects nothing
-        raise UsageError(f"--target {args.target}: give --steps (only the walk kernel calibrates its chain)")
+    if not what.candidates and args.steps is None and not args.resume and args.sizes:  # a null arm injects nothing
+        raise UsageError(f"--target {args.target}: give --steps (this target is not calibrated on the host)")
     args.confirm = _numbers(args.confirm, int, "--confirm", "1,15") if args.confirm else []
     args.screens = _numbers(args.screens, float, "--screens", "1,0.6")
     if args.confirm and not args.paired_seconds:
@@ -66,8 +69,10 @@ def check_options(args) -> None:
             raise UsageError("--resume needs --work-dir holding sessions.json and --clone, the run's git clone")
     elif args.work_dir and os.path.exists(args.work_dir) and os.listdir(args.work_dir):
         raise UsageError(f"--work-dir {args.work_dir!r} is not empty; give an absent or empty folder")
-    args.candidate_steps = sorted(set(_numbers(args.candidate_steps, int, "--candidate-steps", "2,4,8")))
-    if not args.candidate_steps or args.candidate_steps[0] < 1:
+    args.candidate_steps = sorted(set(_numbers(args.candidate_steps, int, "--candidate-steps", "2,4,8")
+                                      if args.candidate_steps else what.candidates))
+    calibrates = args.sizes and args.steps is None and not args.resume  # a null arm or fixed steps: none timed
+    if (calibrates and not args.candidate_steps) or (args.candidate_steps and args.candidate_steps[0] < 1):
         raise UsageError("--candidate-steps: give whole numbers >= 1")
     for flag in ("trials", "passes", "passes_per_block", "trials_per_block", "restarts_per_trial"):
         if getattr(args, flag) < 1:
@@ -86,6 +91,19 @@ def check_options(args) -> None:
     check_output_path(args.out_md, "--out-md")
 
 
+def _utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def host_facts() -> dict:
+    """Where the study ran (the published table names the host): this machine's rlperf name, CPU model,
+    the CPU flags hash that tells host types of one name apart (gate.host), the cores it may use."""
+    from rlperf.measure.machine import cpu_flags_sha256, cpu_model, machine_name
+
+    return {"name": machine_name(), "cpu": cpu_model(), "cpu_flags_sha256": cpu_flags_sha256()[:16],
+            "cores_usable": len(os.sched_getaffinity(0)), "started": _utc()}
+
+
 def run_study(args, command: str) -> dict:
     """The study of checked `args` (check_options); returns the power.json document it also wrote."""
     clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
@@ -100,7 +118,7 @@ def run_study(args, command: str) -> dict:
             base = git(os.path.abspath(args.repo), "rev-parse", args.base)
             arms, calibration = make_arms(clone, base, args.sizes, args.candidate_steps, args.dry_run, args.steps,
                                           args.target, null=not args.no_null)
-        doc = {"schema": "rlperf.gate-power/1", "command": command,
+        doc = {"schema": "rlperf.gate-power/1", "command": command, "host": host_facts(),
                "machine": args.machine, "base": base, "passes": args.passes, "bench": args.bench,
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
@@ -116,6 +134,7 @@ def run_study(args, command: str) -> dict:
                           flush=True)
                     trials.append(run_trial(clone, base, arm, args))
             doc.update(arms=summarize(arms, trials, args.injected), trials=trials)
+        doc["host"]["finished"] = _utc()
         write_json(args.out_json, doc)
         write_text(args.out_md, to_markdown(doc))
         return doc

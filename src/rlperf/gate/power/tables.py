@@ -139,4 +139,60 @@ def to_markdown(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["cv", "summarize", "to_markdown", "wilson"]
+HEADLINE_COLUMNS = ("host (machine; date)", "point", "design (one gate run)", "factor", "step", "step caught",
+                    "false alarms / unchanged point", "folder")
+
+
+def _cell(cell: dict | None) -> str:
+    if not cell or cell["rate"] is None:
+        return "n/a"
+    lo, hi = cell["wilson95"]
+    return f"{cell['rate']:.1%} ({cell['hits']}/{cell['n']}; {lo:.1%}–{hi:.1%})"
+
+
+def headline_rows(doc: dict, folder: str, factor: float, confirm: int = 1, screen: float = 0.6,
+                  null_doc: dict | None = None, null_folder: str = "") -> list[list[str]]:
+    """docs/gate.md's power table rows of one paired study (power.json): per injected arm, the K `confirm`
+    cell at `factor` (what a real `--paired-confirm 1 --paired-screen S` run gets), the step the arm
+    achieved in the same run (median paired ratio of its trials, before any confirming round) and the
+    null arm's false alarms in the same cell (from `null_doc`, a `--null-only` study of the same point,
+    when given). Nothing typed: every figure is the study's."""
+    if not doc.get("paired_seconds"):
+        raise ValueError(f"{folder}: headline rows are for paired studies (--paired-seconds)")
+    rows = doc["arms"]
+
+    def row(arm: str, k_confirm: int, k_screen: float, among=None) -> dict | None:
+        return next((r for r in (among or rows) if r["arm"] == arm and r["factor"] == factor
+                     and r.get("confirm", 0) == k_confirm and (k_confirm == 0 or r.get("screen", 1.0) == k_screen)), None)
+
+    host = doc.get("host") or {}
+    date = (host.get("started") or "")[:10]
+    where = (f"{host.get('cpu', '?')}, {host.get('cores_usable', '?')} cores (`{host.get('name', doc['machine'])}`, "
+             f"CPU flags `{host.get('cpu_flags_sha256', '?')}`; {date})")
+    design = (f"{doc['restarts_per_trial']} worker pair(s), {doc['paired_seconds']:g} s of pairs; "
+              + (f"a confirming round K {confirm}, screen {screen:g}" if confirm else "no confirming round")
+              + f"; {doc['trials_per_block']} trials per arm cut from one session")
+    if null_doc is not None and null_doc.get("bench") != doc.get("bench"):
+        raise ValueError(f"{folder}: the null study measured {null_doc.get('bench')!r}, not {doc.get('bench')!r}")
+    # an arm whose session gave no pairs (gate fell back to its one pass; power.json before the study left
+    # such sessions out) has no paired trials: no row, and its null comes from null_doc or is n/a
+    paired_arms = {x["arm"] for x in doc.get("sessions", []) if x.get("median_pass_ratio")}
+    null = row("null", confirm, screen, null_doc["arms"] if null_doc is not None else None)
+    if null_doc is None and "null" not in paired_arms:
+        null = None
+    if null_doc is not None:
+        folder = f"{folder}, null: {null_folder}"
+    out = []
+    for arm in (a for a in doc["plan"] if a["size"] > 0 and a["arm"] in paired_arms):
+        got, plain = row(arm["arm"], confirm, screen), row(arm["arm"], 0, 1.0)
+        if got is None or plain is None:
+            raise ValueError(f"{folder}: no cell for {arm['arm']} at factor {factor} (confirm {confirm})")
+        step = plain["achieved_median_ratio"]
+        point = re.sub(r"^bench_\w+\.", "", doc["bench"]).replace("\\", "")
+        out.append([where, f"`{point}`", design, f"{factor:g}",
+                    f"x{step:.3f} (nominal {arm['size']:.0%}, {arm['steps']} steps)" if step else "n/a",
+                    _cell(got["detection"]), _cell(null["false_alarms_per_point"]) if null else "n/a", f"`{folder}`"])
+    return out
+
+
+__all__ = ["HEADLINE_COLUMNS", "cv", "headline_rows", "summarize", "to_markdown", "wilson"]
