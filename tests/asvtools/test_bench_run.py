@@ -161,6 +161,17 @@ def test_an_unmeasurable_in_kernel_draw_ratio_is_a_skip_in_the_body(capsys):
     assert bench.track_numpy_over_in_kernel_draws(8192, 2) == 31.5
 
 
+def test_the_whole_step_in_kernel_ratio_returns_a_value_where_the_draws_only_ratio_skips():
+    import benchmarks.bench_noise as noise
+
+    for cls in (noise.ProbeInKernelNoise, noise.MotionTrackingInKernelNoise):
+        bench = cls()
+        bench.result = {"numpy_over_in_kernel_draws": None, "overhead_ratio": 0.98, "numpy_path_over_in_kernel": 20.5}
+        assert bench.track_numpy_path_over_in_kernel(8192, 1) == 20.5  # no SkipNotImplemented
+    track = noise._InKernelNoise.track_numpy_path_over_in_kernel
+    assert track.direction == "higher" and track.unit == "(numpy draws + passed) / in-kernel"
+
+
 def test_parity_checks_run_once_in_setup_cache_and_each_track_reads_its_value(monkeypatch):
     import benchmarks.bench_env as bench_env
     from rlperf.envs import parity, registry

@@ -65,7 +65,7 @@ def test_the_cpu_history_holds_only_points_a_cpu_box_with_the_base_install_measu
 
     meta = _benchmarks()
     plan = bench_plan.make_plan(list(meta.values()), points=bench_plan.SELECTIONS["history"], cuda=False)
-    assert not plan.not_run and len(plan.run) == 61
+    assert not plan.not_run and len(plan.run) == 63
     for p in plan.run:
         values = dict(zip(meta[p.benchmark]["param_names"], p.params))
         if "placement" in values:

@@ -49,6 +49,8 @@ def test_task_aware_overhead_measure_reports_both_ratios(task):
 
     r = noise_overhead.measure(64, 1, task=task, rounds=2, warmup=0)
     assert r["task"] == task and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
+    # the whole-step ratio is always there, from the same minima (the draws-only one may be None)
+    assert r["numpy_path_over_in_kernel"] == noise_overhead.numpy_path_over_in_kernel(r["min_ms"]) > 0
 
 
 def test_noise_overhead_command_rejects_bad_input_naming_the_tasks(capsys):
@@ -79,3 +81,4 @@ def test_noise_overhead_command_prints_one_json_object_with_both_ratios(capsys):
     assert main(["noise-overhead", "--task", "probe", "--num-envs", "64", "--rounds", "1"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["task"] == "probe" and set(r["min_ms"]) == set(noise_overhead.ARMS) and r["overhead_ratio"] > 0
+    assert r["numpy_path_over_in_kernel"] > 0

@@ -100,7 +100,7 @@ def test_the_repository_profiles_hold_what_gate_yml_used_to_pass():
     round at screen 0.6 on both; the GPU leg gates replay only."""
     xeon = load_config(str(ROOT / "gate.toml"), profile="xeon")
     gpu = load_config(str(ROOT / "gate.toml"), profile="gpu")
-    assert (xeon.bench, xeon.passes, xeon.paired_seconds, xeon.paired_restarts) == (".", 5, 9.0, 9)
+    assert (xeon.passes, xeon.paired_seconds, xeon.paired_restarts) == (5, 9.0, 9)
     assert (gpu.bench, gpu.passes, gpu.paired_seconds, gpu.paired_restarts) == ("^bench_replay", 5, 3.0, 3)
     assert (xeon.paired_confirm, xeon.paired_screen) == (gpu.paired_confirm, gpu.paired_screen) == (1, 0.6)
     assert re.search(xeon.paired_bench, "bench_env.EnvFused.time_fused")
@@ -209,6 +209,28 @@ def test_the_xeon_leg_pairs_the_noise_point_its_power_was_measured_on_and_no_oth
     for other in (point.replace("32768, 1", "32768, 2"), point.replace("uniform", "normal"),
                   point.replace("counter-numba", "numpy")):
         assert not re.search(xeon.paired_bench, other)
+
+
+def test_the_xeon_leg_gates_every_point_but_those_that_can_skip_on_their_value():
+    """Every point of the suite, less the in-kernel noise draws-only ratio: n/a by its value, it can skip on
+    head where base measured it (exit 4 on a change of nothing). Its whole-step twin is gated. The other
+    in-body skips left in are the device peaks, n/a on both commits of a box without CUDA."""
+    from rlperf.asvtools.bench_plan import NEEDS_CUDA, points_of
+    from rlperf.gate.power import null_sample
+
+    xeon = load_config(str(ROOT / "gate.toml"), profile="xeon")
+    benchmarks = null_sample.load_benchmarks(str(ROOT / "results" / "asv" / "benchmarks.json"))
+    left_out = set()
+    for name, b in benchmarks.items():
+        selected = {bool(re.search(xeon.bench, p.name)) for p in points_of(b)}
+        assert len(selected) == 1, name  # whole benchmarks in or out
+        if not selected.pop():
+            left_out.add(name)
+        elif null_sample.skips_in_body(b):
+            assert any(name == k or name.startswith(k + ".") for k in NEEDS_CUDA), name
+    assert left_out == {f"bench_noise.{cls}.track_numpy_over_in_kernel_draws"
+                        for cls in ("ProbeInKernelNoise", "MotionTrackingInKernelNoise")}
+    assert re.search(xeon.bench, "bench_noise.MotionTrackingInKernelNoise.track_numpy_path_over_in_kernel(8192, 1)")
 
 
 def test_the_replay_host_gather_is_advisory_by_its_measured_power_and_its_neighbours_are_not():

@@ -50,6 +50,42 @@ def test_the_sample_has_over_100_points_on_two_cores_across_every_cpu_suite():
     assert not re.search(regex, "bench_replay.ReplayGpuSample.track_ms(20, 'gpu', 1)")
 
 
+def test_the_sample_holds_no_point_that_can_skip_on_its_value():
+    """A point n/a by its value (an in-body skip) can be n/a on head only: exit 4 on a null change. The
+    in-kernel noise draws-only ratio is such a point; the whole-step ratio stands in for it."""
+    benchmarks = null_sample.load_benchmarks(str(META))
+    plan = null_sample.sample_plan(benchmarks)
+    assert null_sample.body_skipping(plan, benchmarks) == []
+    in_kernel = {(p.benchmark.split(".")[1], p.benchmark.rsplit(".", 1)[1]) for p in plan.run if "InKernelNoise" in p.benchmark}
+    assert in_kernel == {(cls, track) for cls in ("ProbeInKernelNoise", "MotionTrackingInKernelNoise")
+                         for track in ("track_overhead_ratio", "track_numpy_path_over_in_kernel")}
+    assert null_sample.counts(plan, benchmarks, 2)["in-kernel noise"] == 8  # 2 tracks x 2 tasks x 1-2 threads
+    # the classes whole, as the sample held them: the draws-only ratio comes back, and is found
+    from rlperf.asvtools.bench_plan import make_plan
+
+    whole = make_plan(list(benchmarks.values()), cuda=False, points={
+        f"bench_noise.{cls}": [{"num_envs": [8192]}] for cls in ("ProbeInKernelNoise", "MotionTrackingInKernelNoise")})
+    assert null_sample.body_skipping(whole, benchmarks) == [
+        "bench_noise.MotionTrackingInKernelNoise.track_numpy_over_in_kernel_draws",
+        "bench_noise.ProbeInKernelNoise.track_numpy_over_in_kernel_draws"]
+
+
+@pytest.mark.parametrize("body, skips", [
+    ("if v is None:\n            skip_point('no value')\n        return v", True),
+    ("if v is None:\n            _suite.skip_point('no value')\n        return v", True),
+    ("raise SkipNotImplemented('no value')", True),
+    ("raise SkipNotImplemented", True),
+    ("raise NotImplementedError('a failure in a body, not a skip')", False),
+    ("return self.result['x']", False),
+])
+def test_an_in_body_skip_is_read_from_the_stored_code_and_a_setup_skip_is_not(body, skips):
+    code = (f"class _Base:\n    def track_x(self, n):\n        v = self.result\n        {body}\n\n"
+            "    def setup(self, n):\n        skip_point('the box has too few cores')\n")
+    assert null_sample.skips_in_body({"name": "bench_a.A.track_x", "code": code}) is skips
+    with pytest.raises(UsageError, match="bench_a.A.track_x: its code in benchmarks.json does not parse"):
+        null_sample.skips_in_body({"name": "bench_a.A.track_x", "code": "def track_x(:"})
+
+
 # --- the cost, from recorded durations ----------------------------------------------------------------------
 
 def _result(sha: str, durations: dict, values: dict, setup_cache: float) -> dict:
@@ -107,6 +143,7 @@ def test_plan_prints_the_counts_and_the_expected_time(capsys):
     assert nulls(["plan", "--repo", str(ROOT)]) == 0
     out = capsys.readouterr().out
     assert "2 cores: 107 points" in out and "16 cores: 197 points" in out
+    assert "skip on their measured value (head n/a where base measured: exit 4): none" in out
     assert "expected wall time of one null run" in out and " min" in out
     assert "on 16 cores: not computed" in out
 

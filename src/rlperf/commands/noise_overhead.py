@@ -4,8 +4,9 @@
 
 Three arms, interleaved round by round, each keeping its minimum (envs.noise_overhead): the kernel with
 noise passed in, the kernel drawing it in-kernel, and numpy drawing the same values on one thread. Prints
-one JSON object: min ms per arm, `overhead_ratio` (in-kernel / passed; target <= 1.15) and
-`numpy_over_in_kernel_draws` (target >= 20; null when the in-kernel increment is lost in the noise).
+one JSON object: min ms per arm, `overhead_ratio` (in-kernel / passed; target <= 1.15),
+`numpy_over_in_kernel_draws` (target >= 20; null when the in-kernel increment is lost in the noise) and
+`numpy_path_over_in_kernel` ((numpy + passed) / in-kernel: whole steps, always a value).
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ def plan_lines(repo: str, profile: str, benchmarks_json: str | None, cores: list
         per = null_sample.counts(plan, benchmarks, n)
         lines.append(f"  {n} cores: {sum(per.values())} points ("
                      + ", ".join(f"{k} {v}" for k, v in per.items()) + ")")
+    skipping = null_sample.body_skipping(plan, benchmarks)
+    lines.append("  benchmarks that skip on their measured value (head n/a where base measured: exit 4): "
+                 + (", ".join(skipping) if skipping else "none"))
     if listing:
         lines += [f"    {p.name}" for p in plan.run]
     machine_json = os.path.join(top, "results", "asv", history_machine, "machine.json")

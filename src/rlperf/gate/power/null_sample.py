@@ -4,10 +4,13 @@ suite's metadata, one asv `--bench` regex for `rlperf gate`, and how many points
 A point whose `threads` parameter is above the box's cores skips itself in the suite (envs.cases.skip_reason,
 envs.noise.cases.skip_reason), so the count per core count is the sample's size on that box; the points
 are read from `benchmarks.json` (asv's discovery, committed with the results), never re-declared here.
+A benchmark that skips in its body (on the value it measured, not on the box) can skip on head where base
+measured it, which exits 4 on a change of nothing: `skips_in_body` finds those in asv's stored code.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 
 from rlperf.asvtools.bench_plan import NULL_RUN_POINTS, Plan, Point, make_plan
@@ -69,6 +72,34 @@ def suite(point: Point) -> str:
     return SUITES.get(cls, cls)
 
 
+def skips_in_body(benchmark: dict) -> bool:
+    """Whether the benchmark's own method (asv's `code` in benchmarks.json) raises asv's in-body skip
+    (`skip_point(...)` or `SkipNotImplemented`). Such a point is n/a when the value it measured says so,
+    so one commit of a pair can skip it; a skip in `setup` (threads above the box, no CUDA) is the box's
+    and hits both commits alike."""
+    method = benchmark["name"].rsplit(".", 1)[-1]
+    try:
+        tree = ast.parse(benchmark.get("code") or "")
+    except SyntaxError as exc:
+        raise UsageError(f"{benchmark['name']}: its code in benchmarks.json does not parse ({exc})") from None
+    for func in ast.walk(tree):
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name == method:
+            for node in ast.walk(func):
+                called = node.func if isinstance(node, ast.Call) else node.exc if isinstance(node, ast.Raise) else None
+                if isinstance(called, ast.Call):
+                    called = called.func
+                name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)
+                if name in ("skip_point", "SkipNotImplemented"):
+                    return True
+    return False
+
+
+def body_skipping(plan: Plan, benchmarks: dict[str, dict]) -> list[str]:
+    """The benchmarks of the plan that skip in their body (skips_in_body), in the plan's order."""
+    names = dict.fromkeys(p.benchmark for p in plan.run)
+    return [name for name in names if skips_in_body(benchmarks[name])]
+
+
 def counts(plan: Plan, benchmarks: dict[str, dict], cores: int) -> dict[str, int]:
     """{suite: points a box of `cores` runs}, in the sample's order."""
     out: dict[str, int] = {}
@@ -78,5 +109,5 @@ def counts(plan: Plan, benchmarks: dict[str, dict], cores: int) -> dict[str, int
     return out
 
 
-__all__ = ["SAMPLE", "SUITES", "bench_regex", "counts", "load_benchmarks", "runs_on", "sample_plan", "suite",
-           "threads"]
+__all__ = ["SAMPLE", "SUITES", "bench_regex", "body_skipping", "counts", "load_benchmarks", "runs_on", "sample_plan",
+           "skips_in_body", "suite", "threads"]
