@@ -47,9 +47,12 @@ def test_range_backing_of_an_unmapped_range_is_empty():
 
 
 def _touched(advise_huge: bool) -> tuple[mmap.mmap, torch.Tensor]:
-    """A fresh 16 MiB anonymous mapping, advised for huge pages or refused them, then written."""
-    buf = mmap.mmap(-1, 8 * HUGE_PAGE)
-    t = torch.frombuffer(buf, dtype=torch.uint8)
+    """16 MiB of a fresh private anonymous mapping, from its first 2 MiB boundary (a shared mapping, Python's
+    default, is shmem and never THP-eligible), advised for huge pages or refused them, then written."""
+    buf = mmap.mmap(-1, 9 * HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    whole = torch.frombuffer(buf, dtype=torch.uint8)
+    skip = -whole.data_ptr() % HUGE_PAGE
+    t = whole[skip: skip + 8 * HUGE_PAGE]
     assert advise_huge_pages(t.data_ptr(), t.numel(), huge=advise_huge)
     t.fill_(1)
     return buf, t
