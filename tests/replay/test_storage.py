@@ -169,3 +169,20 @@ def test_contract_violations_are_refused():
         st.add(**missing)
     with pytest.raises(ValueError, match="valid: host"):
         Storage(storage_layout("fp32", TINY), 4, kind="disk")
+
+
+def test_the_cpu_elided_gather_allocates_no_batch_sized_buffer_after_its_first_call():
+    """Per-call ~32 MB parts of a 32,768-row batch could be fresh mappings, faulted inside every timed
+    gather (host-compact's bimodal CPU gather): the parts are kept, and a smaller batch reuses them."""
+    st = Storage(storage_layout("compact", TINY), CAP, step_rows=ENVS, terminal_rows=CAP)
+    for t in range(9):
+        st.add(**step(t, terminal_every=3))
+    first, count = st.sampleable()
+    idx = (first + torch.arange(count)) % CAP
+    full = st.gather(idx, st.new_batch(count)).clone()
+    part, out = idx[: count // 2].flip(0), st.new_batch(count // 2)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        st.gather(part, out)
+    allocated = sum(max(e.self_cpu_memory_usage, 0) for e in prof.key_averages())
+    assert allocated < count // 2 * st.layout.stored_row_bytes  # less than one part of the batch
+    assert torch.equal(out, full[: count // 2].flip(0))

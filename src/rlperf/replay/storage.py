@@ -76,6 +76,7 @@ class Storage:
             self.slot_of_row = torch.full((capacity_rows,), -1, dtype=torch.int32, device=self.device)
             self.row_of_slot = torch.full((slots,), -1, dtype=torch.int64, device=self.device)
             self.next_slot = 0
+            self._scratch: dict[str, torch.Tensor] = {}
         self.ptr = 0
         self.size = 0
 
@@ -188,13 +189,17 @@ class Storage:
         """Batch rows of `indices` into `out` `(n, batch_width)` words on this storage's device."""
         if not self.layout.elide_next:
             return torch.index_select(self.table, 0, indices, out=out)
-        rows = self.table.index_select(0, indices)
-        nxt = self.table.index_select(0, (indices + self.step_rows) % self.capacity_rows)
+        # On the CPU the parts go into buffers kept between calls (`_gather_scratch`); elsewhere `out=None`
+        # allocates, as the device's caching allocator reuses its blocks anyway.
+        s = self._gather_scratch(indices.numel()) if self.device.type == "cpu" else {}
+        rows = torch.index_select(self.table, 0, indices, out=s.get("rows"))
+        nidx = torch.add(indices, self.step_rows, out=s.get("next_index")).remainder_(self.capacity_rows)
+        nxt = torch.index_select(self.table, 0, nidx, out=s.get("next"))
         # No host sync (a nonzero() here stalled the host every draw, so its speed set the draw's):
         # gather a terminal row for every index (slot 0 where there is none) and select per row.
-        slot = self.slot_of_row[indices]
-        ended = (slot >= 0).unsqueeze(1)
-        final = self.terminal.index_select(0, slot.clamp(min=0))
+        slot = torch.index_select(self.slot_of_row, 0, indices, out=s.get("slot"))
+        ended = torch.ge(slot, 0, out=s.get("ended")).unsqueeze(1)
+        final = torch.index_select(self.terminal, 0, slot.clamp_(min=0), out=s.get("final"))
         for f in self.batch_fields:
             dst = field_view(out, f)
             if f.name in self.stored:
@@ -203,6 +208,29 @@ class Storage:
             src = self.stored[f.name.removeprefix("next_")]
             torch.where(ended, field_view(final, self.terminal_fields[f.name]), field_view(nxt, src), out=dst)
         return out
+
+    def _gather_scratch(self, n: int) -> dict[str, torch.Tensor]:
+        """The elided gather's intermediate buffers for `n` rows, kept and reused between calls (views of
+        the largest `n` asked so far), written once when made so their pages are real.
+
+        Why: allocated per call, the two ~32 MB row buffers of a 32,768-row batch sat right at glibc's
+        largest dynamic mmap threshold, so each call could map them afresh and fault ~16,000 pages inside
+        the timed gather, or reuse heap memory and fault none, depending on the process's allocation
+        history: host-compact's bimodal CPU gather (docs/replay-host-vs-reference.md). One storage's
+        gathers must not run concurrently (they share these buffers)."""
+        s = self._scratch
+        if not s or s["rows"].shape[0] < n:
+            words, dev = (self.layout.stored_width, self.terminal.shape[1]), self.device
+            s = {"rows": torch.empty((n, words[0]), dtype=torch.float32, device=dev),
+                 "next": torch.empty((n, words[0]), dtype=torch.float32, device=dev),
+                 "final": torch.empty((n, words[1]), dtype=torch.float32, device=dev),
+                 "next_index": torch.empty(n, dtype=torch.int64, device=dev),
+                 "slot": torch.empty(n, dtype=torch.int32, device=dev),
+                 "ended": torch.empty(n, dtype=torch.bool, device=dev)}
+            for t in s.values():
+                t.fill_(0)  # pages are not real until written: fault them here, not inside a gather
+            self._scratch = s
+        return {k: t[:n] for k, t in s.items()}
 
     def new_batch(self, n: int, *, device: torch.device | None = None, pin_memory: bool = False) -> torch.Tensor:
         """An output buffer for `gather`, written once so its pages are real."""
