@@ -216,8 +216,9 @@ class Storage:
         Why: allocated per call, the two ~32 MB row buffers of a 32,768-row batch sat right at glibc's
         largest dynamic mmap threshold, so each call could map them afresh and fault ~16,000 pages inside
         the timed gather, or reuse heap memory and fault none, depending on the process's allocation
-        history: host-compact's bimodal CPU gather (docs/replay-host-vs-reference.md). One storage's
-        gathers must not run concurrently (they share these buffers)."""
+        history: host-compact's bimodal CPU gather (docs/history.md). One storage's
+        gathers must not run concurrently (they share these buffers); the one-tick prefetch runs one at a
+        time on its single worker."""
         s = self._scratch
         if not s or s["rows"].shape[0] < n:
             words, dev = (self.layout.stored_width, self.terminal.shape[1]), self.device
