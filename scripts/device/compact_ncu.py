@@ -4,8 +4,8 @@
     python3 scripts/device/compact_ncu.py ab --out ab.jsonl [--placements P,..] [--rounds 3]
 
 `profile` is meant to run under `ncu --profile-from-start off`: only the launches after each placement's
-warm-up are profiled (with `--alternatives`, each kernel's alternative after it: the merge plan of the
-compact kernel, the int4 loads of the fp32 one). `ab` writes one JSON line per variant and prints the table.
+warm-up are profiled (with `--alternatives`, each kernel's alternative after it: the compact kernel's old
+byte-by-byte plan, the int4 loads of the fp32 one). `ab` writes one JSON line per variant and prints the table.
 The work is in `rlperf.replay.kernel_probe`; `scripts/ncu_table.py` turns either output into Markdown.
 """
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 23 §2: why the fused compact gather (0.057 ms) is 1.65x the bf16 gather (0.035 ms) at 2^20 rows. One
+# Issue 23 §2: why the fused compact gather trails the bf16 gather at 2^20 rows (1.65x with the byte-by-byte plan,
+# 1.50x with the merge plan, H200, 2026-12-04; docs/replay-compact-kernel.md). One
 # device call (< 5 minutes), into $OUT:
 #   1. the GPU tests of the compact kernel and of the kernel probe (launch variants give the same batch);
 #   2. Nsight Compute over gpu-fused-bf16, gpu-compact-fused and gpu-fused (fp32): 3 launches each after 5
@@ -8,19 +9,20 @@
 #      sections this ncu lacks are dropped (logged); if the metric list is refused, the sections without it; if
 #      the counters are refused (ERR_NVGPUCTRPERM), the log says so and step 3 still runs;
 #   3. CUDA-event A/B, one factor at a time (threads a block; for the compact kernel the successor's distance
-#      and a plan without its byte-by-byte or its misaligned path), 5 interleaved rounds.
-# Each kernel's alternative (written 2026-12-04 without a GPU; first measured by this script) is profiled in
-# step 2 after its default and is a checked row of step 3 (its batch must equal the default's byte for byte):
-#   - gpu-compact-fused mixed=merge (sample_compact_merge): the two straddling vectors from whole 16-byte loads
-#     and byte masks instead of byte by byte; its bound is the plan=no-mixed row;
+#      and a plan without its straddling vectors or its misaligned path), 5 interleaved rounds.
+# Each kernel's alternative (first measured by this script on 2026-12-04) is profiled in step 2 after its
+# default and is a checked row of step 3 (its batch must equal the default's byte for byte):
+#   - gpu-compact-fused mixed=bytes (sample_compact): the two straddling vectors byte by byte, the default until
+#     the merge plan (sample_compact_merge: whole 16-byte loads and byte masks) measured faster; the bound of
+#     both is the plan=no-mixed row;
 #   - gpu-fused vec=int4 (sample_float2_wide): the fp32 row with int4 loads and an 8-byte head or tail.
 # Comes back: gpu-tests.log, summary.txt, ncu-raw.csv, ncu.md, ab.jsonl, ab.md and all.tgz (the ncu report,
 # the details page as CSV and text, logs, machine identity).
 source "$(dirname "$0")/common.sh"
 W=$WORK/ncu
 mkdir -p "$W"
-LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact=gpu-compact-fused --label sample_float2=gpu-fused
-        --label sample_compact_merge="gpu-compact-fused mixed=merge" --label sample_float2_wide="gpu-fused vec=int4")
+LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact_merge=gpu-compact-fused --label sample_float2=gpu-fused
+        --label sample_compact="gpu-compact-fused mixed=bytes" --label sample_float2_wide="gpu-fused vec=int4")
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 timeout 45 python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/replay/test_compact_kernel.py \

@@ -1,5 +1,7 @@
 """The fused gather for elided (compact) layouts: its plan, its host oracle against the unfused
-`Storage.gather`, and (on a GPU) the CUDA kernel `sample_compact` against the same unfused path.
+`Storage.gather`, and (on a GPU) the CUDA kernels against the same unfused path: `sample_compact_merge` with
+the merge plan (what gpu-compact-fused launches) and `sample_compact` with the bytes plan (the probe's
+alternative).
 
 The kernel is CUDA C compiled by NVRTC through CuPy, which has no interpreter mode, so its own parity
 test carries the `gpu` marker; the plan it follows and the bytes it moves are checked here on the CPU.
@@ -87,10 +89,11 @@ def test_the_plan_applied_on_the_host_equals_the_unfused_gather(name):
 @pytest.mark.parametrize("mixed", ["bytes", "merge"])
 @pytest.mark.parametrize("name", DIMS)
 def test_the_fused_compact_kernel_equals_the_unfused_gather_on_a_gpu(name, mixed):
-    """`bytes`: the placement's own kernel; `merge`: sample_compact_merge with the merge plan, launched as the
-    kernel probe's A/B launches it, for the same draw."""
+    """`merge` (COMPACT_MIXED): the placement's own kernel, sampled as a learner samples it; `bytes`:
+    sample_compact with the bytes plan, launched as the kernel probe's A/B launches it, for the same draw."""
     from rlperf.replay.kernel_probe import Variant, launcher
     from rlperf.replay.placements import PLACEMENTS
+    from rlperf.replay.placements.gpu import COMPACT_MIXED
     from rlperf.replay.sampler import CounterSampler
 
     dev = torch.device("cuda", 0)
@@ -102,7 +105,7 @@ def test_the_fused_compact_kernel_equals_the_unfused_gather_on_a_gpu(name, mixed
         p.storage.add(**step(t, DIMS[name], terminal_every=EVERY))
     first, count = p.storage.sampleable()
     want_idx = (first + CounterSampler(p.sampler.seed).draws(count, 777, p.sampler.tick)) % CAP
-    if mixed == "bytes":
+    if mixed == COMPACT_MIXED:
         rows = p.sample()
     else:
         launcher(p, Variant("gpu-compact-fused", mixed=mixed))()
@@ -128,15 +131,16 @@ def test_the_report_shows_the_bytes_the_fused_compact_kernel_moves_against_its_p
     for p in (fused, unfused):
         p.setup()
     per_sample = fused.bytes_per_sample()
-    assert per_sample["device_moved"] == 32768 * (1868 + 1880)  # 1,868 B read and 1,880 B written a row
+    # the merge plan it launches: 1,908 B read (whole windows for the two straddling vectors), 1,880 B written
+    assert per_sample["device_moved"] == 32768 * (1908 + 1880)
     assert kernel_bytes(GPU_SAMPLE, unfused.bytes_per_sample()) is None  # no kernel of its own to count
     entry = timing_entry([0.04, 0.05], GPU_SAMPLE, bytes_moved(GPU_SAMPLE, per_sample), warmup=0, repeat=2,
                          ceilings={}, clock="cuda_events", kernel=kernel_bytes(GPU_SAMPLE, per_sample))
-    assert entry["bytes_moved"] == 2 * 32768 * 1872 and entry["kernel_x_payload"] == pytest.approx(3748 / 3744)
+    assert entry["bytes_moved"] == 2 * 32768 * 1872 and entry["kernel_x_payload"] == pytest.approx(3788 / 3744)
     doc = {"command": "rlperf replay", "device_info": "test", "args": {"task": "t", "sim": "s", "warmup": 0,
            "repeat": 2, "torch_threads": 1}, "workload": {"sample_rows_per_rank": 32768, "sample_bytes_per_rank": 1,
            "row_floats": 930, "row_bytes": 3720, "collector_rows_per_iteration": 2048, "sample_new_ratio_per_rank": 16},
            "skipped": [], "results": [{"placement": "gpu-compact-fused", "world_size": 1, "capacity_rows": 2**12,
                                        "timings": {GPU_SAMPLE: entry}}]}
-    assert "| gpu-compact-fused | 4,096 | 117.12 | 117.00 | 1.0011 |" in [" ".join(line.split())
+    assert "| gpu-compact-fused | 4,096 | 118.38 | 117.00 | 1.0118 |" in [" ".join(line.split())
                                                                         for line in analysis_lines(doc)]

@@ -4,6 +4,7 @@ launch variant it calls checked writes the default launch's batch byte for byte.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,10 @@ import torch
 
 from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
-from rlperf.replay.compact_plan import MIXED, NEXT, ROW, ZERO, compact_plan
-from rlperf.replay.kernel_probe import (PLACEMENTS, Variant, check_placements, diagnostic_plan, kernel_of,
-                                        variants)
+from rlperf.replay.compact_merge import plan_for
+from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, ZERO
+from rlperf.replay.kernel_probe import (ALTERNATIVES, PLACEMENTS, Variant, check_placements, diagnostic_plan,
+                                        kernel_of, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
@@ -35,7 +37,7 @@ def _cpu_placement(name: str):
 
 
 def test_variants_start_with_the_default_launch_and_change_one_factor_each():
-    vs = variants("gpu-compact-fused", elided=True, kernel="sample_compact")
+    vs = variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge")
     assert vs[0] == Variant("gpu-compact-fused") and vs[0].threads == THREADS and vs[0].step_rows is None
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
@@ -44,7 +46,7 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
         assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
-    assert vs[1] == Variant("gpu-compact-fused", mixed="merge") and vs[1].checked  # the alternative: same batch
+    assert vs[1] == Variant("gpu-compact-fused", mixed="bytes") and vs[1].checked  # the alternative: same batch
     assert all(v.checked for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
     fp32 = variants("gpu-fused", elided=False, kernel="sample_float2")
     assert fp32[1] == Variant("gpu-fused", vec="int4") and fp32[1].checked
@@ -52,31 +54,37 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
 
 
 def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():
-    assert kernel_of("sample_compact", Variant("gpu-compact-fused")) == "sample_compact"
-    assert kernel_of("sample_compact", Variant("gpu-compact-fused", plan="aligned")) == "sample_compact"
-    assert kernel_of("sample_compact", Variant("gpu-compact-fused", mixed="merge")) == "sample_compact_merge"
+    merge = "sample_compact_merge"  # gpu-compact-fused's kernel; its alternative is the byte-by-byte one
+    assert kernel_of(merge, Variant("gpu-compact-fused")) == merge
+    assert kernel_of(merge, Variant("gpu-compact-fused", plan="aligned")) == merge
+    assert kernel_of(merge, Variant("gpu-compact-fused", mixed="bytes")) == "sample_compact"
     assert kernel_of("sample_float2", Variant("gpu-fused", vec="int4")) == "sample_float2_wide"
     for kernel, v in (("sample_int4", Variant("gpu-fused-bf16", vec="int4")),
-                      ("sample_float2", Variant("gpu-fused", mixed="merge")),
-                      ("sample_compact", Variant("gpu-compact-fused", mixed="merge", vec="int4"))):
+                      ("sample_float2", Variant("gpu-fused", mixed="bytes")),
+                      (merge, Variant("gpu-compact-fused", mixed="merge")),  # the default is no alternative
+                      ("sample_compact", Variant("gpu-compact-fused", mixed="bytes")),  # nor has one itself
+                      (merge, Variant("gpu-compact-fused", mixed="bytes", vec="int4"))):
         with pytest.raises(ValueError, match="no such alternative"):
             kernel_of(kernel, v)
 
 
-def test_the_diagnostic_plans_take_out_one_path_and_keep_every_load_in_its_row():
+@pytest.mark.parametrize("mixed", ["merge", "bytes"])  # the placement's plan, and the alternative's
+def test_the_diagnostic_plans_take_out_one_path_and_keep_every_load_in_its_row(mixed):
     layout = storage_layout("compact", WL.layout)
-    plan = compact_plan(layout)
+    plan = plan_for(layout, mixed)
     kinds = plan.vectors[:, 0]
+    straddling = np.isin(kinds, (MIXED, MERGE))
     misaligned = np.isin(kinds, (ROW, NEXT)) & (plan.vectors[:, 1] % 16 != 0)
-    assert misaligned.any() and (kinds == MIXED).sum() == 2  # both paths exist in a motion-tracking row
+    assert misaligned.any() and straddling.sum() == 2  # both paths exist in a motion-tracking row
+    assert (kinds == (MERGE if mixed == "merge" else MIXED)).sum() == 2
     no_mixed = diagnostic_plan(plan.vectors, "no-mixed")
-    assert (no_mixed[kinds == MIXED, 0] == ZERO).all() and np.array_equal(no_mixed[kinds != MIXED],
-                                                                       plan.vectors[kinds != MIXED])
+    assert (no_mixed[straddling, 0] == ZERO).all() and np.array_equal(no_mixed[~straddling],
+                                                                      plan.vectors[~straddling])
     aligned = diagnostic_plan(plan.vectors, "aligned")
     assert (aligned[np.isin(kinds, (ROW, NEXT)), 1:3] % 16 == 0).all()
     assert (aligned[misaligned, 1] < plan.vectors[misaligned, 1]).all()
     assert (0 <= aligned[:, 1]).all() and (aligned[kinds == ROW, 1] + 16 <= layout.stored_row_bytes).all()
-    assert np.array_equal(aligned[kinds == MIXED], plan.vectors[kinds == MIXED])
+    assert np.array_equal(aligned[straddling], plan.vectors[straddling])
     with pytest.raises(UsageError, match="no-mixed, aligned"):
         diagnostic_plan(plan.vectors, "nope")
 
@@ -100,7 +108,7 @@ def test_the_compact_kernel_arguments_move_only_the_successor_when_asked():
     replanned = pl.kernel_args(7, vplan=other)
     assert int(args[5]) == pl.vplan.data_ptr() and int(replanned[5]) == other.data_ptr()
     assert [int(a) for i, a in enumerate(replanned) if i != 5] == [int(a) for i, a in enumerate(args) if i != 5]
-    assert int(args[9]) == pl.plan.mixed == 2  # the default plan's shared table: one block a mixed vector
+    assert pl.plan.mixed == 0 and int(args[9]) == pl.plan.table_blocks == 1  # the merge plan: two entries, one block
     table = torch.zeros((32, 4), dtype=torch.int32)
     retabled = pl.kernel_args(7, vplan=other, table=table)
     assert int(retabled[6]) == table.data_ptr() and int(retabled[9]) == 2  # its pointer and its blocks of 16
@@ -124,6 +132,21 @@ def test_a_block_that_is_not_whole_warps_is_refused_before_any_launch(threads):
         launch("sample_int4", None, 32, threads=threads)
 
 
+def test_the_device_script_labels_each_kernel_as_the_probe_labels_its_launch():
+    """scripts/device/compact_ncu.sh names ncu's columns by kernel: each placement's own kernel is the placement,
+    its alternative the placement with the option that picks it (the A/B rows' names, threads aside)."""
+    text = (ROOT / "scripts" / "device" / "compact_ncu.sh").read_text()
+    labels = {k: v.strip('"') for k, v in re.findall(r'--label (\w+)=("[^"]*"|\S+)', text.split("LABELS=(")[1])}
+    want = {}
+    for name in PLACEMENTS:
+        kernel = _cpu_placement(name).kernel
+        want[kernel] = name
+        if kernel in ALTERNATIVES:
+            option, value, alternative = ALTERNATIVES[kernel]
+            want[alternative] = Variant(name, **{option: value}).label.replace(f" threads={THREADS}", "")
+    assert labels == want
+
+
 def test_the_driver_exits_2_naming_the_placements_on_a_bad_one():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "device" / "compact_ncu.py"), "ab", "--out",
                            "x.jsonl", "--placements", "gpu-fused,nope"], capture_output=True, text=True, cwd=ROOT)
@@ -138,7 +161,7 @@ def test_every_checked_variant_writes_the_default_batch_and_a_moved_successor_do
 
     pl = build(name, 12)
     try:
-        for v in variants(name, elided=pl.layout.elide_next):
+        for v in variants(name, elided=pl.layout.elide_next, kernel=pl.kernel):  # its alternative too
             if v.checked:
                 assert same_output(pl, v), v.label
             else:  # other rows or another plan: the factor really changes what the kernel reads

@@ -1,7 +1,9 @@
-"""The straddling vectors of a compact batch row without the byte-by-byte path: the `merge` plan.
+"""The straddling vectors of a compact batch row without the byte-by-byte path: the `merge` plan, the one
+gpu-compact-fused launches (`placements.gpu.COMPACT_MIXED`, kernel `sample_compact_merge`).
 
-A MIXED vector (`compact_plan`) straddles a segment boundary, so the default kernel builds it byte by byte
-(on the H200 29 % of `sample_compact`'s time for a motion-tracking row). Each of its bytes still comes from
+A MIXED vector (`compact_plan`) straddles a segment boundary, so the `bytes` plan's kernel (`sample_compact`)
+builds it byte by byte: on the H200 29 % of that kernel's time for a motion-tracking row, and the merge plan
+took the kernel from 0.0574 to 0.0522 ms with the same batch (docs/replay-compact-kernel.md). Each of its bytes still comes from
 one of at most a few runs, each a contiguous source run at one shift. The merge plan reads each run as the
 16 source bytes that line up with the output vector (`load16`: aligned int4 loads and a funnel shift) and
 joins the runs with one byte mask per 32-bit word: `(A & maskA) | (B & maskB)`, zeros where neither.
@@ -24,12 +26,13 @@ from rlperf.errors import choice_error
 from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, VEC, ZERO, CompactPlan, compact_plan
 from rlperf.replay.layouts import StorageLayout
 
-MIXED_CHOICES = ("bytes", "merge")  # how the kernel builds a vector across a segment boundary; bytes: today's
+MIXED_CHOICES = ("bytes", "merge")  # how the kernel builds a vector across a segment boundary (byte by byte, or not)
 ENTRY = 4  # int4s per MERGE entry
 
 
-def plan_for(layout: StorageLayout, mixed: str = "bytes") -> CompactPlan:
-    """The compact kernel's plan with its straddling vectors built `mixed` ("bytes": the default plan)."""
+def plan_for(layout: StorageLayout, mixed: str) -> CompactPlan:
+    """The compact kernel's plan with its straddling vectors built `mixed` ("bytes": `compact_plan` itself,
+    "merge": `merge_plan` of it). No default: callers name the plan, the placement through COMPACT_MIXED."""
     if mixed not in MIXED_CHOICES:
         raise choice_error("mixed-vector path", mixed, MIXED_CHOICES)
     plan = compact_plan(layout)

@@ -8,7 +8,8 @@ are only 2-byte aligned, so the kernel follows a plan per 16-byte output vector:
 - `SEGMENT` kinds: `ROW` (the stored row), `NEXT` (successor row, or terminal row when the row ended;
   two source offsets), `ZERO` (padding at the row's end), `MIXED` (the vector straddles a segment
   boundary: the kernel assembles it byte by byte from the byte plan); `MERGE` (the same vector joined
-  from whole 16-byte loads with byte masks: the `merge` plan of `replay.compact_merge`, not the default).
+  from whole 16-byte loads with byte masks: the `merge` plan of `replay.compact_merge`, which
+  gpu-compact-fused launches; `compact_plan` itself is the `bytes` plan).
 - Consecutive fields with the same source and the same shift form one segment, and the padding
   between them is copied with them (its bytes are not part of any field; a batch's fields are its
   contract); padding after the last field is written as zeros.

@@ -7,12 +7,14 @@
   block) must give the batch of the default launch byte for byte (`same_output` checks it); the compact
   kernel's successor distance (`step_rows` 0: the row itself, 1: the adjacent row) reads other rows, so its
   output differs by design: a diagnostic of where the bytes come from, marked `checked=False`. So are the two
-  plan diagnostics (`diagnostic_plan`): `no-mixed` writes zeros for the byte-by-byte vectors, `aligned` loads
-  every vector from the aligned 16 bytes at or below its source (one load, no shifts): what those paths cost.
-- Two kernel alternatives, unmeasured until a device call, checked like the thread counts (same batch):
-  `mixed=merge`, the compact kernel with its straddling vectors joined from whole loads and byte masks
-  (`sample_compact_merge`, `replay.compact_merge`); `vec=int4`, the fp32 row copied with 16-byte loads and an
-  8-byte head or tail (`sample_float2_wide`).
+  plan diagnostics (`diagnostic_plan`): `no-mixed` writes zeros for the vectors that straddle a field boundary
+  (however the plan builds them), `aligned` loads every whole-run vector from the aligned 16 bytes at or below
+  its source (one load, no shifts): what those paths cost.
+- One kernel alternative each, checked like the thread counts (same batch), first measured on the H200 on
+  2026-12-04 (docs/replay-compact-kernel.md): for gpu-compact-fused, whose default is now the `merge` plan
+  (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
+  previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
+  copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlperf.errors import choice_error
-from rlperf.replay.placements.cupy_kernels import THREADS
+from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, THREADS
 
 PLACEMENTS = ("gpu-fused-bf16", "gpu-compact-fused", "gpu-fused")
 THREADS_CHOICES = (64, 128, 256, 512, 1024)
 STEP_CHOICES = (0, 1)  # the successor as the row itself, as the next row (the real one is num_envs rows on)
 PLAN_CHOICES = ("no-mixed", "aligned")
-ALTERNATIVES = {"sample_compact": ("mixed", "merge", "sample_compact_merge"),  # kernel: option, value, its kernel
+# a placement's kernel -> (option, value, the kernel that value launches); the option's plan, if any, from
+# compact_merge.plan_for(layout, value)
+ALTERNATIVES = {COMPACT_KERNELS["merge"]: ("mixed", "bytes", COMPACT_KERNELS["bytes"]),
                 "sample_float2": ("vec", "int4", "sample_float2_wide")}
 
 
@@ -42,7 +46,7 @@ class Variant:
     threads: int = THREADS
     step_rows: int | None = None
     plan: str | None = None  # one of PLAN_CHOICES: a diagnostic plan for the compact kernel
-    mixed: str | None = None  # "merge": the compact kernel's straddling vectors from whole loads (checked)
+    mixed: str | None = None  # "bytes": the compact kernel's straddling vectors byte by byte (checked)
     vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
 
     @property
@@ -85,13 +89,15 @@ def kernel_of(kernel: str, variant: Variant) -> str:
 
 def diagnostic_plan(vectors: np.ndarray, name: str) -> np.ndarray:
     """A copy of the compact kernel's vector plan (`compact_plan.CompactPlan.vectors`) with one path taken out:
-    `no-mixed`: MIXED vectors become ZERO; `aligned`: ROW and NEXT sources (and terminal offsets) rounded down
-    to 16 bytes, so `load16` takes its one-load branch. The loads stay inside the same rows."""
-    from rlperf.replay.compact_plan import MIXED, NEXT, ROW, VEC, ZERO
+    `no-mixed`: the vectors that straddle a field boundary (MIXED, byte by byte, or MERGE, whole loads) become
+    ZERO; `aligned`: ROW and NEXT sources (and terminal offsets) rounded down to 16 bytes, so `load16` takes
+    its one-load branch (a MERGE vector's runs, in the shared table, keep theirs). The loads stay inside the
+    same rows."""
+    from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, VEC, ZERO
 
     out = vectors.copy()
     if name == "no-mixed":
-        out[out[:, 0] == MIXED] = (ZERO, 0, 0, 0)
+        out[np.isin(out[:, 0], (MIXED, MERGE))] = (ZERO, 0, 0, 0)
     elif name == "aligned":
         moved = np.isin(out[:, 0], (ROW, NEXT))
         out[moved, 1:3] = out[moved, 1:3] // VEC * VEC
@@ -134,12 +140,12 @@ def launcher(pl, variant: Variant, tick: int | None = None):
     vplan = table = None  # held by the closure while it launches
     if variant.plan is not None:
         vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
-    if variant.mixed is not None:
+    if variant.mixed is not None:  # the alternative plan: its vectors and its shared table
         from rlperf.replay.compact_merge import plan_for
 
-        merged = plan_for(pl.layout, variant.mixed)
-        vplan = torch.from_numpy(merged.vectors).to(pl.vplan.device)
-        table = torch.from_numpy(merged.mixed_bytes).to(pl.vplan.device)
+        other = plan_for(pl.layout, variant.mixed)
+        vplan = torch.from_numpy(other.vectors).to(pl.vplan.device)
+        table = torch.from_numpy(other.mixed_bytes).to(pl.vplan.device)
     if vplan is not None:
         torch.cuda.synchronize()  # copied on the default stream; the launches run on pl.stream
     extra = {} if table is None else {"table": table}

@@ -2,9 +2,11 @@
 
 Rows are copied as raw 16- or 8-byte vectors, so one kernel serves every non-elided layout (fp32,
 bf16, one-byte flags): only the row size in vectors changes. Elided (compact) layouts have their own
-kernel, `sample_compact`, which assembles each batch row from the sampled row, its successor or
-terminal row, following a per-vector plan (`replay.compact_plan`). The fused sampler's draw is the
-arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
+kernel, which assembles each batch row from the sampled row, its successor or terminal row, following a
+per-vector plan (`replay.compact_plan`): `sample_compact_merge` with the `merge` plan, what gpu-compact-fused
+launches (its straddling vectors from whole 16-byte loads and byte masks, `replay.compact_merge`), or
+`sample_compact` with the `bytes` plan (those vectors byte by byte; the kernel probe's alternative). The
+fused sampler's draw is the arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
 
 Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
 """
@@ -143,7 +145,8 @@ extern "C" __global__ void sample_float2_wide(const u64 table, const u64 idx, co
 // ---- elided (compact) rows: next_obs / next_critic from the successor row or the terminal table ----
 // Plan per 16-byte output vector (replay.compact_plan), held in shared memory: int4 {kind, source offset,
 // terminal offset, 0}; kind 0 the sampled row, 1 next (successor, or the terminal row when the row ended),
-// 2 zero, 3 mixed: assembled byte by byte from the byte plan of mixed vector number `y`.
+// 2 zero, 3 mixed: assembled byte by byte from the byte plan of mixed vector number `y`; 4 merge (only in
+// sample_compact_merge): joined from whole loads, entry at int4 `y` of the shared table.
 #define COMPACT_MAX_VECS 256
 #define COMPACT_MAX_MIXED 8
 
@@ -271,13 +274,17 @@ __device__ __forceinline__ void compact_rows(const u64 table, const u64 idx, con
 #define COMPACT_PASS table, idx, out, slot_of_row, terminal, vplan, bplan, rows, vecs, mixed, row_bytes, term_bytes, \
     step, first, count, capacity, seed, tick
 
+// The `bytes` plan's kernel: straddling vectors byte by byte (gpu-compact-fused's until 2026-12-04; the kernel
+// probe's alternative now).
 extern "C" __global__ void sample_compact(COMPACT_ARGS) { compact_rows<false>(COMPACT_PASS); }
 
-// The `merge` plan's kernel (unmeasured alternative to sample_compact; the A/B picks it).
+// The `merge` plan's kernel, gpu-compact-fused's default (its measurement: docs/replay-compact-kernel.md).
 extern "C" __global__ void sample_compact_merge(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
 """
 THREADS = 256  # 8 warps a block, one warp per row
-COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # sample_compact's shared-memory plan (as #defined in _SOURCE)
+COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # the compact kernels' shared-memory plan (as #defined in _SOURCE):
+# vectors a row, and blocks of 16 int4 in the shared table (a plan's `table_blocks`)
+COMPACT_KERNELS = {"bytes": "sample_compact", "merge": "sample_compact_merge"}  # mixed-vector path -> its kernel
 
 
 @functools.lru_cache(maxsize=None)

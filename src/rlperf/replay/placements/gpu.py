@@ -6,8 +6,9 @@ kernel draws counter-based indices (splitmix64 of seed, tick, row) and copies ea
 widest vector its alignment allows (16-byte int4 for padded rows, 8-byte float2 for 930-float rows):
 no generator state, no index round trip through HBM. Elided (compact) layouts have a fused kernel of
 their own that reads the row, its successor's obs or its terminal row in the same pass
-(`cupy_kernels.sample_compact`, `replay.compact_plan`). Padded layouts store rows at a 16-byte multiple,
-which is what lets PyTorch's vectorised gather path run (docs/limits.md 2.1).
+(`cupy_kernels.sample_compact_merge` following the `merge` plan of `replay.compact_merge`: COMPACT_MIXED).
+Padded layouts store rows at a 16-byte multiple, which is what lets PyTorch's vectorised gather path run
+(docs/limits.md 2.1).
 
 Without CUDA the same code runs on the CPU (tests); timing it needs a GPU.
 """
@@ -19,6 +20,11 @@ import torch
 
 from rlperf.replay.placements.base import Placement
 from rlperf.replay.sampler import DEVICE_SEED_OFFSET  # noqa: F401  (re-exported for the rank placements)
+
+# How the compact kernel builds a batch vector that straddles a field boundary (compact_merge.MIXED_CHOICES):
+# "merge", whole 16-byte loads joined with byte masks, measured x0.911 of "bytes" (byte by byte) on the H200
+# with the same batch (docs/replay-compact-kernel.md); the kernel probe keeps "bytes" as its alternative.
+COMPACT_MIXED = "merge"
 
 
 class GpuReplay(Placement):
@@ -53,18 +59,18 @@ class GpuReplay(Placement):
             self.gpu_sample()  # compile outside any timing
 
     def _setup_compact_kernel(self) -> None:
-        from rlperf.replay.compact_plan import compact_plan
-        from rlperf.replay.placements.cupy_kernels import COMPACT_MAX_MIXED, COMPACT_MAX_VECS
+        from rlperf.replay.compact_merge import plan_for
+        from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, COMPACT_MAX_MIXED, COMPACT_MAX_VECS
 
-        self.plan = compact_plan(self.layout)
+        self.plan = plan_for(self.layout, COMPACT_MIXED)
         vecs = self.plan.vectors.shape[0]
         if vecs > COMPACT_MAX_VECS or self.plan.table_blocks > COMPACT_MAX_MIXED:
-            raise NotImplementedError(f"the fused compact kernel holds at most {COMPACT_MAX_VECS} vectors and "
-                                      f"{COMPACT_MAX_MIXED} mixed ones a row; layout {self.layout.name!r} has "
-                                      f"{vecs} and {self.plan.table_blocks}")
+            raise NotImplementedError(f"the fused compact kernel holds at most {COMPACT_MAX_VECS} vectors a row and "
+                                      f"{COMPACT_MAX_MIXED} blocks of shared plan table; layout {self.layout.name!r} "
+                                      f"has {vecs} and {self.plan.table_blocks} ({COMPACT_MIXED} plan)")
         self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
         self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
-        self.kernel = "sample_compact"
+        self.kernel = COMPACT_KERNELS[COMPACT_MIXED]
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -119,8 +125,9 @@ class GpuReplay(Placement):
         batch = self.sample_rows * self.layout.batch_row_bytes
         out = {"h2d": 0, "host_read": 0, "device_read": batch}
         if self.sampler.in_kernel and self.layout.elide_next:  # what the compact kernel loads and stores
-            from rlperf.replay.compact_plan import bytes_requested, compact_plan
+            from rlperf.replay.compact_merge import plan_for  # the plan it launches (set up or not)
+            from rlperf.replay.compact_plan import bytes_requested
 
-            per_row = bytes_requested(compact_plan(self.layout))
+            per_row = bytes_requested(plan_for(self.layout, COMPACT_MIXED))
             out["device_moved"] = self.sample_rows * (per_row["read"] + per_row["written"])
         return out
