@@ -53,7 +53,7 @@ class SessionEstimate:
     def line(self) -> str:
         per = (f"{self.trials} trials x ({self.paired_seconds:g} s of pairs + {self.restarts_per_trial} worker "
                f"pair(s) x {self.startup_s:g} s start-up) = {self.per_point_s:.0f} s per point")
-        count = (f"{self.points} points" if self.points is not None
+        count = (f"{self.points} point" + ("" if self.points == 1 else "s") if self.points is not None
                  else "an unknown number of points (no results/asv/benchmarks.json; one counted)")
         return (f"one session's estimated wall time: about {self.total_s / 60:.1f} min ({count} x {per}), "
                 "plus one asv pass per side and the worktrees (not estimated)")
