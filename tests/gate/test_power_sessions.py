@@ -14,6 +14,8 @@ import pytest
 
 from rlperf.cli import main as rlperf_main
 from rlperf.gate.power import session_time, sessions
+from rlperf.gate.power import study as _study  # noqa: F401 - imported first, so its own `gate_command`
+# (the plan's) is the real one: a fake patched into `sessions` must not be bound there for later tests
 
 ROOT = Path(__file__).resolve().parents[2]
 NULL5_BENCH = ("ReplayGpuSample\\.track_ms\\(20, '(gpu-padded|gpu-fused-padded|gpu-bf16|gpu-fused-bf16|"

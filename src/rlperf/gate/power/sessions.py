@@ -252,13 +252,16 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
             print(f"rlperf gate-power: deadline reached after {block} block(s)", file=sys.stderr, flush=True)
             break
         for arm in order.sample(arms, len(arms)):
+            left = args.deadline_min * 60 - (time.time() - start) if args.deadline_min else None
+            if left is not None and left <= 0:  # the block's next session would be cut at once
+                print(f"rlperf gate-power: deadline reached in block {block + 1}", file=sys.stderr, flush=True)
+                break
             what = (f"1 pass, {args.trials_per_block} x {args.paired_seconds:g} s of pairs per point"
                     if args.paired_seconds else f"{args.passes_per_block} passes")
             print(f"rlperf gate-power: block {block + 1}/{args.blocks} {arm['arm']} ({what})", file=sys.stderr, flush=True)
             folder = os.path.join(work, f"block{block}-{arm['arm']}")
             if os.path.exists(folder):  # a session of a run killed outright (no SessionCut): not resumable
                 _set_aside(folder)
-            left = args.deadline_min * 60 - (time.time() - start) if args.deadline_min else None
             try:
                 info = run_session(clone, base, arm, args, folder, timeout_s=left)
             except SessionCut as cut:  # kept beside the sessions, never among them: a cut one is no result
