@@ -147,7 +147,8 @@ def run_study(args, command: str) -> dict:
             except SessionCut as cut:
                 doc["host"]["finished"] = _utc()
                 write_json(args.out_json, {**doc, "complete": False, "cut": cut.record})
-                raise SessionCut(f"block {cut.record['block'] + 1} {cut.record['arm']}: session {cut.record['cut']} "
+                how = "stopped at --deadline-min" if cut.record["cut"] == "deadline" else "interrupted"
+                raise SessionCut(f"block {cut.record['block'] + 1} {cut.record['arm']}: session {how} "
                                  f"after {cut.record['seconds']:.0f} s, kept in {cut.record['dir']} (gate.log: its "
                                  f"output so far); {args.out_json} records it; no verdict, no {args.out_md}",
                                  cut.record) from None
