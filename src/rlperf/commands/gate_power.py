@@ -92,7 +92,13 @@ def _study_parser(p: argparse.ArgumentParser) -> None:
                    help="with --confirm: the --paired-screen shares to judge (comma-separated, in (0, 1]; "
                         "default 1)")
     p.add_argument("--deadline-min", type=float, default=0.0,
-                   help="block design: start no session after this many minutes (0: no deadline)")
+                   help="block design: start no session after this many minutes, and stop one still running "
+                        "then (cut: exit 5, no verdict); with --paired-seconds, refused up front (exit 2) when "
+                        "one session's printed estimate does not fit (0: no deadline)")
+    p.add_argument("--pair-startup-s", type=float, default=None,
+                   help="with --paired-seconds: seconds one fresh pair of workers costs beyond its sampling, for "
+                        "the session estimate (default: the H200 host's 6.4 s, "
+                        "rlperf.gate.power.session_time.WORKER_PAIR_STARTUP_S)")
 
 
 def _resample_parser(p: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ from rlperf.gate import paired
 from rlperf.gate.config import load_config
 from rlperf.gate.flow import Where, gate
 from rlperf.gate.passdir import load
+from rlperf.gate.power.session_run import SessionCut, run_logged
 from rlperf.gate.power.tables import summarize
 from rlperf.gate.power.trials import confirm_folder, paired_trial_folders, trial_folders
 from rlperf.gate.results import load_points
@@ -72,8 +73,11 @@ def run_trial(clone: str, base: str, arm: dict, args) -> dict:
                        for f in verdict["findings"] if f["base"] is not None}}
 
 
-def run_session(clone: str, base: str, arm: dict, args, session_dir: str) -> dict:
-    """One real gate session of `--passes-per-block` interleaved passes, every pass kept in session_dir."""
+def run_session(clone: str, base: str, arm: dict, args, session_dir: str, timeout_s: float | None = None) -> dict:
+    """One real gate session of `--passes-per-block` interleaved passes, every pass kept in session_dir.
+    The gate's output goes to session_dir/gate.log as it runs, and session.json says the session started
+    before it does (session_run: a cut leaves both); past `timeout_s`, or interrupted, it raises
+    session_run.SessionCut, its record completed with the arm and its session.json rewritten as cut."""
     os.makedirs(session_dir)
     cmd = gate_command(clone, base, arm["sha"], args, os.path.join(session_dir, "record"),
                        os.path.join(session_dir, "verdict.json"))
@@ -85,14 +89,23 @@ def run_session(clone: str, base: str, arm: dict, args, session_dir: str) -> dic
     else:
         cmd[cmd.index("--passes") + 1] = str(args.passes_per_block)
     cmd += ["--keep-passes", os.path.join(session_dir, "passes")]
-    load_before, start = os.getloadavg(), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=clone)
-    info = {"arm": arm["arm"], "sha": arm["sha"], "exit_code": proc.returncode,
-            "seconds": time.perf_counter() - start, "loadavg_before": load_before, "loadavg_after": os.getloadavg()}
-    with open(os.path.join(session_dir, "gate.log"), "w") as fh:
-        fh.write(proc.stdout + proc.stderr)
-    write_json(os.path.join(session_dir, "session.json"), info)
+    marker = os.path.join(session_dir, "session.json")
+    info = {"arm": arm["arm"], "sha": arm["sha"], "loadavg_before": os.getloadavg(), "started_utc": _utc(),
+            "complete": False}
+    write_json(marker, info)
+    try:
+        code, seconds = run_logged(cmd, clone, os.path.join(session_dir, "gate.log"), timeout_s)
+    except SessionCut as cut:
+        cut.record.update(info, log="gate.log", stopped_utc=_utc())  # the log: in the session's folder
+        write_json(marker, cut.record)
+        raise
+    info.update(exit_code=code, seconds=seconds, loadavg_after=os.getloadavg(), complete=True)
+    write_json(marker, info)
     return info
+
+
+def _utc() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def judge_trial(clone: str, base: str, arm: dict, args, passes: str, record: str, factor: float) -> dict:
@@ -217,6 +230,16 @@ def session_ratios(session: dict, args) -> dict:
     return out
 
 
+def _set_aside(folder: str) -> str:
+    """Move a cut session's folder to a free `cut-<name>[-N]` beside it (out of the `block*` folders
+    session_bias reads, and out of the way of a --resume that runs that block again); returns where."""
+    parent, name = os.path.split(folder)
+    aside = next(path for n in range(1000) if not os.path.exists(
+        path := os.path.join(parent, f"cut-{name}" + (f"-{n}" if n else ""))))
+    os.rename(folder, aside)
+    return aside
+
+
 def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dict]) -> dict:
     """The block design: sessions (arms alternating, shuffled per block) after those already kept
     (`sessions`, from --resume), then every trial judged."""
@@ -229,11 +252,23 @@ def run_blocks(clone: str, base: str, arms: list[dict], args, sessions: list[dic
             print(f"rlperf gate-power: deadline reached after {block} block(s)", file=sys.stderr, flush=True)
             break
         for arm in order.sample(arms, len(arms)):
+            left = args.deadline_min * 60 - (time.time() - start) if args.deadline_min else None
+            if left is not None and left <= 0:  # the block's next session would be cut at once
+                print(f"rlperf gate-power: deadline reached in block {block + 1}", file=sys.stderr, flush=True)
+                break
             what = (f"1 pass, {args.trials_per_block} x {args.paired_seconds:g} s of pairs per point"
                     if args.paired_seconds else f"{args.passes_per_block} passes")
             print(f"rlperf gate-power: block {block + 1}/{args.blocks} {arm['arm']} ({what})", file=sys.stderr, flush=True)
             folder = os.path.join(work, f"block{block}-{arm['arm']}")
-            info = run_session(clone, base, arm, args, folder)
+            if os.path.exists(folder):  # a session of a run killed outright (no SessionCut): not resumable
+                _set_aside(folder)
+            try:
+                info = run_session(clone, base, arm, args, folder, timeout_s=left)
+            except SessionCut as cut:  # kept beside the sessions, never among them: a cut one is no result
+                cut.record.update(block=block, dir=_set_aside(folder), sessions_before=len(sessions))
+                write_json(os.path.join(work, "sessions.json"),
+                           {"base": base, "arms": arms, "sessions": sessions, "cut": cut.record})
+                raise
             sessions.append({**info, "block": block, "dir": folder, "passes": args.passes_per_block})
             write_json(os.path.join(work, "sessions.json"), {"base": base, "arms": arms, "sessions": sessions})
     trials = judge_sessions(clone, base, arms, args, sessions)

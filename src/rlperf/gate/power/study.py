@@ -19,6 +19,8 @@ from rlperf.atomic import write_text
 from rlperf.gate.outputs import check_output_path
 from rlperf.gate.power.injection import clone_repo, make_arms
 from rlperf.gate.power.targets import target
+from rlperf.gate.power import session_time
+from rlperf.gate.power.session_run import SessionCut
 from rlperf.gate.power.sessions import gate_command, run_blocks, run_trial
 from rlperf.gate.power.tables import summarize, to_markdown
 from rlperf.report.jsonio import write_json
@@ -63,6 +65,12 @@ def check_options(args) -> None:
         raise UsageError("--paired-seconds must be a finite number > 0, with --blocks (the block design)")
     if args.blocks < 0:
         raise UsageError("--blocks must be >= 0")
+    if not (math.isfinite(args.deadline_min) and args.deadline_min >= 0):
+        raise UsageError("--deadline-min must be a finite number of minutes >= 0 (0: no deadline)")
+    if args.pair_startup_s is None:
+        args.pair_startup_s = session_time.WORKER_PAIR_STARTUP_S
+    if not (math.isfinite(args.pair_startup_s) and args.pair_startup_s >= 0):
+        raise UsageError("--pair-startup-s must be a finite number of seconds >= 0")
     if args.resume:
         if not (args.work_dir and os.path.isfile(os.path.join(args.work_dir, "sessions.json"))
                 and args.clone and os.path.isdir(os.path.join(args.clone, ".git"))):
@@ -89,6 +97,10 @@ def check_options(args) -> None:
             raise UsageError(f"--repo {args.repo!r} --base {args.base!r}: {exc}") from None
     check_output_path(args.out_json, "--out-json")
     check_output_path(args.out_md, "--out-md")
+    args.session_estimate = None
+    if args.blocks and args.paired_seconds:  # the last check: it prints what the others let run
+        args.session_estimate = session_time.estimate(args.repo, args)
+        session_time.check_deadline(args.session_estimate, args.deadline_min)
 
 
 def _utc() -> str:
@@ -105,7 +117,11 @@ def host_facts() -> dict:
 
 
 def run_study(args, command: str) -> dict:
-    """The study of checked `args` (check_options); returns the power.json document it also wrote."""
+    """The study of checked `args` (check_options); returns the power.json document it also wrote.
+    A session cut by an interrupt or the deadline (session_run.SessionCut) writes power.json with the
+    cut session under "cut" and no tables (no power.md), and raises on: exit 5, never a verdict."""
+    if args.session_estimate is not None:
+        print(f"rlperf gate-power: {args.session_estimate.line()}", file=sys.stderr, flush=True)
     clone = os.path.abspath(args.clone) if args.resume else tempfile.mkdtemp(prefix="gate-power-clone-")
     try:
         saved = {"sessions": []}
@@ -123,8 +139,19 @@ def run_study(args, command: str) -> dict:
                "injected": args.injected, "dry_run": args.dry_run, "calibration": calibration,
                "plan": [{**a, "command": " ".join(gate_command(clone, base, a["sha"], args, "<fresh>", "<verdict>"))}
                         for a in arms]}
+        if args.session_estimate is not None:
+            doc["session_estimate"] = args.session_estimate.to_dict()
         if args.blocks and not args.dry_run:
-            doc.update(run_blocks(clone, base, arms, args, saved["sessions"]))
+            try:
+                doc.update(run_blocks(clone, base, arms, args, saved["sessions"]))
+            except SessionCut as cut:
+                doc["host"]["finished"] = _utc()
+                write_json(args.out_json, {**doc, "complete": False, "cut": cut.record})
+                how = "stopped at --deadline-min" if cut.record["cut"] == "deadline" else "interrupted"
+                raise SessionCut(f"block {cut.record['block'] + 1} {cut.record['arm']}: session {how} "
+                                 f"after {cut.record['seconds']:.0f} s, kept in {cut.record['dir']} (gate.log: its "
+                                 f"output so far); {args.out_json} records it; no verdict, no {args.out_md}",
+                                 cut.record) from None
         else:
             trials = []
             order = random.Random(args.seed)
