@@ -280,6 +280,10 @@ extern "C" __global__ void sample_compact(COMPACT_ARGS) { compact_rows<false>(CO
 
 // The `merge` plan's kernel, gpu-compact-fused's default (its measurement: docs/replay-compact-kernel.md).
 extern "C" __global__ void sample_compact_merge(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
+
+// The same code under another name, for the kernel probe's `layout=a16` launches over compact-a16 rows (every
+// vector one aligned load; replay.kernel_probe), so that Nsight Compute tells them from the default's.
+extern "C" __global__ void sample_compact_a16(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
 """
 THREADS = 256  # 8 warps a block, one warp per row
 COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # the compact kernels' shared-memory plan (as #defined in _SOURCE):
