@@ -213,6 +213,26 @@ def test_the_probe_refuses_an_other_layout_its_kernel_has_not():
         other_layout(fp32, "a16")
 
 
+def test_the_ab_times_the_other_layouts_launches_on_that_placements_stream(monkeypatch):
+    """CUDA events on the default placement's stream would not see launches queued on the other's."""
+    from rlperf.measure import timing
+    from rlperf.replay import kernel_probe
+
+    pl = _cpu_compact_fused()
+    other = other_layout(pl, "a16")
+    pl.stream, other.stream = "default stream", "other stream"
+    timed = []
+    monkeypatch.setattr(timing, "time_cuda", lambda fn, *, stream, **_: timed.append(stream) or [1.0])
+    monkeypatch.setattr(kernel_probe, "launcher", lambda p, v, tick=None: None)
+    monkeypatch.setattr(kernel_probe, "same_output", lambda p, v: True)
+    rows = kernel_probe.ab_timings(pl, "gpu-compact-fused", rounds=1)
+    streams = dict(zip((r["variant"] for r in rows), timed))
+    assert streams.pop("gpu-compact-fused threads=256 layout=a16") == "other stream"
+    assert set(streams.values()) == {"default stream"}
+    a16 = next(r for r in rows if r["layout"] == "a16")
+    assert a16["compared"] == "fields" and a16["kernel"] == "sample_compact_a16" and a16["checked"]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", TASKS)
 def test_the_fused_kernel_over_compact_a16_rows_equals_the_unfused_gather_on_a_gpu(name):

@@ -185,6 +185,12 @@ def other_layout(pl, value: str):
     return kept[value]
 
 
+def placement_of(pl, variant: Variant):
+    """The placement `variant` launches on: `pl`, or for another layout `other_layout(pl, ...)` (its own table,
+    output and stream: time it on that stream)."""
+    return pl if variant.layout is None else other_layout(pl, variant.layout)
+
+
 def launcher(pl, variant: Variant, tick: int | None = None):
     """A no-argument call that launches `variant` on `pl`'s stream (or, for another layout, on that layout's
     placement's: `other_layout`): draw `tick`, or the next tick each call."""
@@ -193,8 +199,7 @@ def launcher(pl, variant: Variant, tick: int | None = None):
     from rlperf.replay.placements.cupy_kernels import launch
 
     name = kernel_of(pl.kernel, variant)
-    if variant.layout is not None:
-        pl = other_layout(pl, variant.layout)
+    pl = placement_of(pl, variant)
     vplan = table = None  # held by the closure while it launches
     if variant.plan is not None:
         vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
@@ -224,7 +229,7 @@ def same_output(pl, variant: Variant, tick: int = 10**6) -> bool:
     launcher(pl, Variant(variant.placement), tick)()
     torch.cuda.synchronize()
     want, want_idx = pl.out.clone(), pl.idx.clone()
-    target = pl if variant.layout is None else other_layout(pl, variant.layout)
+    target = placement_of(pl, variant)
     if variant.layout is None:
         target.out.zero_()
     else:
@@ -277,8 +282,8 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
              "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
-            samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=pl.stream, inner=inner,
-                                run_ahead=True)
+            samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=placement_of(pl, v).stream,
+                                inner=inner, run_ahead=True)
             row["medians_ms"].append(statistics.median(samples))
     for row in rows:
         row["median_ms"] = statistics.median(row["medians_ms"])
@@ -286,5 +291,5 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
 
 __all__ = ["ALTERNATIVES", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build",
-           "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "profile", "same_output",
-           "variants"]
+           "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of", "profile",
+           "same_output", "variants"]
