@@ -213,6 +213,17 @@ def test_the_probe_refuses_an_other_layout_its_kernel_has_not():
         other_layout(fp32, "a16")
 
 
+def test_the_probes_name_for_the_kernel_over_compact_a16_is_the_merge_kernels_code():
+    """So its A/B row and ncu column differ from the default's by the layout alone."""
+    from rlperf.replay.kernel_probe import OTHER_LAYOUTS
+    from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, _SOURCE
+
+    value, layout, name = OTHER_LAYOUTS[COMPACT_KERNELS["merge"]]
+    assert (value, layout) == ("a16", "compact-a16") and layout in layouts.LAYOUTS
+    body = "(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }"
+    assert f"void {COMPACT_KERNELS['merge']}{body}" in _SOURCE and f"void {name}{body}" in _SOURCE
+
+
 def test_the_ab_times_the_other_layouts_launches_on_that_placements_stream(monkeypatch):
     """CUDA events on the default placement's stream would not see launches queued on the other's."""
     from rlperf.measure import timing
