@@ -130,6 +130,8 @@ def test_a_field_alignment_that_does_not_divide_the_row_alignment_is_refused():
         StorageLayout("x", DIMS["tiny"], "bfloat16", "bfloat16", "uint8", True, 16, 32)
     with pytest.raises(ValueError, match="field_align"):
         StorageLayout("x", DIMS["tiny"], "bfloat16", "bfloat16", "uint8", True, 16, 6)
+    with pytest.raises(ValueError, match="field_align"):  # rows of whole words only: a row could end mid-vector
+        StorageLayout("x", DIMS["tiny"], "bfloat16", "bfloat16", "uint8", True, 0, 16)
 
 
 def test_same_fields_sees_a_changed_field_byte_and_non_zero_padding():

@@ -79,9 +79,10 @@ class StorageLayout:
                 raise choice_error(f"{kind} dtype", getattr(self, kind), DTYPE_BYTES)
         if self.align_bytes % WORD_BYTES:
             raise ValueError(f"align_bytes must be a multiple of {WORD_BYTES}, got {self.align_bytes}")
-        if self.field_align and (self.field_align % WORD_BYTES or self.align_bytes % self.field_align):
+        if self.field_align and (self.field_align % WORD_BYTES or not self.align_bytes
+                                 or self.align_bytes % self.field_align):
             raise ValueError(f"field_align must be a multiple of {WORD_BYTES} that divides align_bytes "
-                             f"({self.align_bytes}), got {self.field_align}")
+                             f"({self.align_bytes}, rows end on a field boundary), got {self.field_align}")
 
     def dtype_of(self, name: str) -> str:
         if name in VECTOR_OF:
