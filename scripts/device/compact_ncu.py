@@ -5,7 +5,7 @@
 
 `profile` is meant to run under `ncu --profile-from-start off`: only the launches after each placement's
 warm-up are profiled (with `--alternatives`, each kernel's alternative after it: the compact kernel's old
-byte-by-byte plan, the int4 loads of the fp32 one). `ab` writes one JSON line per variant and prints the table.
+byte-by-byte plan, the int4 loads of the fp32 one; and the compact kernel over compact-a16 rows, `layout=a16`). `ab` writes one JSON line per variant and prints the table.
 The work is in `rlperf.replay.kernel_probe`; `scripts/ncu_table.py` turns either output into Markdown.
 """
 
@@ -29,7 +29,8 @@ def main(argv=None) -> int:
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", help="ab: the JSON lines file to write")
-    ap.add_argument("--alternatives", action="store_true", help="profile: each kernel's alternative as well")
+    ap.add_argument("--alternatives", action="store_true",
+                    help="profile: each kernel's alternative (and other layout) as well")
     args = ap.parse_args(argv)
     try:
         names = kernel_probe.check_placements(args.placements.split(","))

@@ -17,8 +17,8 @@ from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
 from rlperf.replay.compact_merge import plan_for
 from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, ZERO
-from rlperf.replay.kernel_probe import (ALTERNATIVES, PLACEMENTS, Variant, check_placements, diagnostic_plan,
-                                        kernel_of, variants)
+from rlperf.replay.kernel_probe import (ALTERNATIVES, OTHER_LAYOUTS, PLACEMENTS, Variant, check_placements,
+                                        diagnostic_plan, kernel_of, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
@@ -42,15 +42,20 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
         changed = (v.threads != THREADS, v.step_rows is not None, v.plan is not None, v.mixed is not None,
-                   v.vec is not None)
+                   v.vec is not None, v.layout is not None)
         assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
     assert vs[1] == Variant("gpu-compact-fused", mixed="bytes") and vs[1].checked  # the alternative: same batch
+    assert vs[1].compared == "bytes" and all(v.compared == "bytes" for v in vs if v.layout is None)
+    # the other layout right after it: checked, field by field (its batch differs by padding)
+    assert vs[2] == Variant("gpu-compact-fused", layout="a16") and vs[2].checked and vs[2].compared == "fields"
+    assert [v.layout for v in vs].count("a16") == 1
     assert all(v.checked for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
     fp32 = variants("gpu-fused", elided=False, kernel="sample_float2")
     assert fp32[1] == Variant("gpu-fused", vec="int4") and fp32[1].checked
-    assert not any(v.vec or v.mixed for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
+    assert not any(v.vec or v.mixed or v.layout for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
+    assert not any(v.layout for v in fp32)
 
 
 def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():
@@ -59,12 +64,17 @@ def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():
     assert kernel_of(merge, Variant("gpu-compact-fused", plan="aligned")) == merge
     assert kernel_of(merge, Variant("gpu-compact-fused", mixed="bytes")) == "sample_compact"
     assert kernel_of("sample_float2", Variant("gpu-fused", vec="int4")) == "sample_float2_wide"
+    assert kernel_of(merge, Variant("gpu-compact-fused", layout="a16")) == "sample_compact_a16"  # same code, own name
     for kernel, v in (("sample_int4", Variant("gpu-fused-bf16", vec="int4")),
                       ("sample_float2", Variant("gpu-fused", mixed="bytes")),
                       (merge, Variant("gpu-compact-fused", mixed="merge")),  # the default is no alternative
                       ("sample_compact", Variant("gpu-compact-fused", mixed="bytes")),  # nor has one itself
                       (merge, Variant("gpu-compact-fused", mixed="bytes", vec="int4"))):
         with pytest.raises(ValueError, match="no such alternative"):
+            kernel_of(kernel, v)
+    for kernel, v in (("sample_float2", Variant("gpu-fused", layout="a16")),
+                      (merge, Variant("gpu-compact-fused", layout="a32"))):
+        with pytest.raises(ValueError, match="no such layout"):
             kernel_of(kernel, v)
 
 
@@ -144,6 +154,9 @@ def test_the_device_script_labels_each_kernel_as_the_probe_labels_its_launch():
         if kernel in ALTERNATIVES:
             option, value, alternative = ALTERNATIVES[kernel]
             want[alternative] = Variant(name, **{option: value}).label.replace(f" threads={THREADS}", "")
+        if kernel in OTHER_LAYOUTS:
+            value, _layout, other = OTHER_LAYOUTS[kernel]
+            want[other] = Variant(name, layout=value).label.replace(f" threads={THREADS}", "")
     assert labels == want
 
 

@@ -13,6 +13,11 @@ are only 2-byte aligned, so the kernel follows a plan per 16-byte output vector:
 - Consecutive fields with the same source and the same shift form one segment, and the padding
   between them is copied with them (its bytes are not part of any field; a batch's fields are its
   contract); padding after the last field is written as zeros.
+- A `field_align` layout (compact-a16) starts every segment on a 16-byte boundary, and each segment
+  runs on over the padding after it, up to the next segment or the row's end: those bytes are padding
+  of its source rows too (`_run_on` checks it), zero in rows written by `Storage.add`. So every
+  vector has one source at one shift, a multiple of 16: no MIXED or MERGE vector, no misaligned load.
+  The plain compact layout keeps its plan (zeros after a segment), the one measured on the H200.
 
 `gather_bytes` applies the byte plan with numpy: the kernel's host oracle, tested against
 `Storage.gather`. `bytes_requested` counts the loads and stores the kernel issues per row.
@@ -75,12 +80,32 @@ def byte_plan(layout: StorageLayout) -> np.ndarray:
             last[2] = seg[2]  # same source, same shift: one segment, the padding between copied along
         else:
             segments.append(seg)
+    if layout.field_align:
+        _run_on(layout, segments, stored, terminal)
     for kind, lo, hi, shift, tshift in segments:
         dest = np.arange(lo, hi)
         plan[lo:hi, 0] = kind
         plan[lo:hi, 1] = dest + shift
         plan[lo:hi, 2] = dest + tshift if kind == NEXT else 0
     return plan
+
+
+def _run_on(layout: StorageLayout, segments: list, stored: dict, terminal: dict) -> None:
+    """Extend each segment over the padding up to the next one (or the row's end), in place, after checking
+    that those bytes are padding inside each source row (the stored row; for NEXT, the terminal row too)."""
+    def padding(fields, row_bytes: int, lo: int, hi: int) -> bool:
+        return 0 <= lo and hi <= row_bytes and not any(f.offset < hi and lo < f.stop for f in fields)
+
+    for j, seg in enumerate(segments):
+        kind, hi, shift, tshift = seg[0], seg[2], seg[3], seg[4]
+        end = segments[j + 1][1] if j + 1 < len(segments) else layout.batch_row_bytes
+        ok = padding(stored.values(), layout.stored_row_bytes, hi + shift, end + shift)
+        if kind == NEXT:
+            ok = ok and padding(terminal.values(), layout.terminal_row_bytes, hi + tshift, end + tshift)
+        if not ok:
+            raise ValueError(f"layout {layout.name!r}: batch bytes {hi}..{end} after a segment are not padding of "
+                             "its source row; field_align cannot run the segment on")
+        seg[2] = end
 
 
 def compact_plan(layout: StorageLayout) -> CompactPlan:

@@ -15,6 +15,12 @@
   (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
   previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
   copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
+- One other layout, for gpu-compact-fused only: `layout=a16` launches the same kernel code (under the name
+  `sample_compact_a16`, so Nsight Compute tells it apart) on a second placement over compact-a16 rows, where no
+  batch vector straddles two source runs and every load is aligned (docs/replay-compact-kernel.md, "The aligned
+  layout"). Its batch differs from the default's by padding, so it is checked field by field: the default
+  storage's transitions are copied into it (`relayout.copy_transitions`), and its batch must hold the default
+  batch's bytes in every field and zeros in its padding (`relayout.same_fields`), with the same indices.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from rlperf.errors import choice_error
 from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, THREADS
 
 PLACEMENTS = ("gpu-fused-bf16", "gpu-compact-fused", "gpu-fused")
+TASK, SIM = "g1_motion_tracking", "motrix"  # the workload every probe placement is built for
 THREADS_CHOICES = (64, 128, 256, 512, 1024)
 STEP_CHOICES = (0, 1)  # the successor as the row itself, as the next row (the real one is num_envs rows on)
 PLAN_CHOICES = ("no-mixed", "aligned")
@@ -35,6 +42,9 @@ PLAN_CHOICES = ("no-mixed", "aligned")
 # compact_merge.plan_for(layout, value)
 ALTERNATIVES = {COMPACT_KERNELS["merge"]: ("mixed", "bytes", COMPACT_KERNELS["bytes"]),
                 "sample_float2": ("vec", "int4", "sample_float2_wide")}
+# a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
+# the kernel it launches: the same code under its own name)
+OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
 
 
 @dataclass(frozen=True)
@@ -48,10 +58,16 @@ class Variant:
     plan: str | None = None  # one of PLAN_CHOICES: a diagnostic plan for the compact kernel
     mixed: str | None = None  # "bytes": the compact kernel's straddling vectors byte by byte (checked)
     vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
+    layout: str | None = None  # "a16": the compact kernel over compact-a16 rows (checked field by field)
 
     @property
     def checked(self) -> bool:
         return self.step_rows is None and self.plan is None
+
+    @property
+    def compared(self) -> str:
+        """How a checked variant's batch is held to the default's: "bytes", or "fields" for another layout."""
+        return "bytes" if self.layout is None else "fields"
 
     @property
     def label(self) -> str:
@@ -59,16 +75,19 @@ class Variant:
         plan = "" if self.plan is None else f" plan={self.plan}"
         mixed = "" if self.mixed is None else f" mixed={self.mixed}"
         vec = "" if self.vec is None else f" vec={self.vec}"
-        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}"
+        layout = "" if self.layout is None else f" layout={self.layout}"
+        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}"
 
 
 def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list[Variant]:
-    """The default launch first, then one factor changed at a time; `kernel`'s alternative (ALTERNATIVES)
-    right after the default, so a timeout cuts the thread counts first."""
+    """The default launch first, then one factor changed at a time; `kernel`'s alternative (ALTERNATIVES) and
+    other layout (OTHER_LAYOUTS) right after the default, so a timeout cuts the thread counts first."""
     out = [Variant(placement)]
     if kernel in ALTERNATIVES:
         option, value, _ = ALTERNATIVES[kernel]
         out.append(Variant(placement, **{option: value}))
+    if kernel in OTHER_LAYOUTS:
+        out.append(Variant(placement, layout=OTHER_LAYOUTS[kernel][0]))
     out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
         out += [Variant(placement, step_rows=s) for s in STEP_CHOICES]
@@ -77,10 +96,16 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
 
 
 def kernel_of(kernel: str, variant: Variant) -> str:
-    """The kernel `variant` launches: `kernel`, or its alternative when the variant picks it."""
-    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec") if getattr(variant, o) is not None]
+    """The kernel `variant` launches: `kernel`, or its alternative (or other layout's name) when the variant
+    picks it."""
+    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec", "layout") if getattr(variant, o) is not None]
     if not picked:
         return kernel
+    if picked[0][0] == "layout":
+        value, _, name = OTHER_LAYOUTS.get(kernel, (None, None, None))
+        if picked != [("layout", value)]:
+            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such layout; known: {OTHER_LAYOUTS}")
+        return name
     option, value, alternative = ALTERNATIVES.get(kernel, (None, None, None))
     if picked != [(option, value)]:
         raise ValueError(f"{variant.label}: kernel {kernel!r} has no such alternative; known: {ALTERNATIVES}")
@@ -122,7 +147,7 @@ def build(placement: str, exponent: int, *, seed: int = 0):
     from rlperf.replay.build import build_placement
     from rlperf.replay.cases import ReplayCase
 
-    case = ReplayCase("g1_motion_tracking", "motrix", placement, 2**exponent)
+    case = ReplayCase(TASK, SIM, placement, 2**exponent)
     pl = build_placement(case.spec, case.workload, case.capacity_rows, device=torch.device("cuda", 0),
                          threads=1, seed=seed)
     pl.setup()
@@ -130,13 +155,51 @@ def build(placement: str, exponent: int, *, seed: int = 0):
     return pl
 
 
+def other_layout(pl, value: str):
+    """`pl`'s placement over the layout that `layout=value` names (OTHER_LAYOUTS), built once and kept on `pl`:
+    same spec otherwise, workload (the probe's), capacity and seed, its storage holding `pl`'s transitions."""
+    from rlperf.replay.build import build_placement
+    from rlperf.replay.placements.specs import combination
+    from rlperf.replay.relayout import copy_transitions
+    from rlperf.workload import compose
+
+    kept = pl.__dict__.setdefault("probe_layouts", {})
+    if value not in kept:
+        entry = OTHER_LAYOUTS.get(getattr(pl, "kernel", None))
+        if entry is None or entry[0] != value:
+            raise choice_error(f"other layout of {pl.name}", value, [entry[0]] if entry else [])
+        spec = combination(storage=f"{pl.spec.kind}-{entry[1]}", sampler=pl.spec.sampler, transfer=pl.spec.transfer)
+        wl = compose(TASK, SIM)
+        if (wl.layout, wl.sample_rows_per_rank, wl.num_envs) != (pl.layout.dims, pl.sample_rows, pl.step_rows):
+            raise ValueError(f"{pl.name} was not built for the probe's workload {TASK}/{SIM}")
+        # empty: the copy fills it, every page written
+        other = build_placement(spec, wl, pl.capacity_rows, device=pl.device, threads=pl.threads, seed=pl.seed,
+                                prefill=False)
+        other.setup()  # on a GPU this sets up its kernel and plan too
+        copy_transitions(pl.storage, other.storage)
+        if other.device is not None:
+            import torch
+
+            torch.cuda.synchronize(other.device)  # the copy (default stream) lands before launches on its stream
+        kept[value] = other
+    return kept[value]
+
+
+def placement_of(pl, variant: Variant):
+    """The placement `variant` launches on: `pl`, or for another layout `other_layout(pl, ...)` (its own table,
+    output and stream: time it on that stream)."""
+    return pl if variant.layout is None else other_layout(pl, variant.layout)
+
+
 def launcher(pl, variant: Variant, tick: int | None = None):
-    """A no-argument call that launches `variant` on `pl`'s stream: draw `tick`, or the next tick each call."""
+    """A no-argument call that launches `variant` on `pl`'s stream (or, for another layout, on that layout's
+    placement's: `other_layout`): draw `tick`, or the next tick each call."""
     import torch
 
     from rlperf.replay.placements.cupy_kernels import launch
 
     name = kernel_of(pl.kernel, variant)
+    pl = placement_of(pl, variant)
     vplan = table = None  # held by the closure while it launches
     if variant.plan is not None:
         vplan = torch.from_numpy(diagnostic_plan(pl.plan.vectors, variant.plan)).to(pl.vplan.device)
@@ -159,18 +222,29 @@ def launcher(pl, variant: Variant, tick: int | None = None):
 
 
 def same_output(pl, variant: Variant, tick: int = 10**6) -> bool:
-    """Whether `variant` writes the default launch's batch and indices for draw `tick`."""
+    """Whether `variant` writes the default launch's batch and indices for draw `tick`: byte for byte, or for
+    another layout field by field with its padding zero (`relayout.same_fields`)."""
     import torch
 
     launcher(pl, Variant(variant.placement), tick)()
     torch.cuda.synchronize()
     want, want_idx = pl.out.clone(), pl.idx.clone()
-    pl.out.zero_()
-    pl.idx.zero_()
-    torch.cuda.synchronize()  # the zeros (default stream) land before the variant's launch (pl.stream)
+    target = placement_of(pl, variant)
+    if variant.layout is None:
+        target.out.zero_()
+    else:
+        target.out.fill_(-1.0)  # not zeros: padding the variant leaves unwritten must not pass as zero
+    target.idx.zero_()
+    torch.cuda.synchronize()  # these writes (default stream) land before the variant's launch (its stream)
     launcher(pl, variant, tick)()
     torch.cuda.synchronize()
-    return bool(torch.equal(pl.out, want) and torch.equal(pl.idx, want_idx))
+    if not torch.equal(target.idx, want_idx):
+        return False
+    if variant.layout is None:
+        return bool(torch.equal(target.out, want))
+    from rlperf.replay.relayout import same_fields
+
+    return same_fields(want, pl.layout, target.out, target.layout)
 
 
 def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: bool = False) -> None:
@@ -180,7 +254,8 @@ def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: boo
 
     vs = [Variant(placement)]
     if alternatives:
-        vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel) if v.mixed or v.vec]
+        vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
+               if v.mixed or v.vec or v.layout]
     for v in vs:
         call = launcher(pl, v)
         for _ in range(warmup):
@@ -202,17 +277,19 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
     vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "kernel": kernel_of(pl.kernel, v), "checked": v.checked,
+             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "kernel": kernel_of(pl.kernel, v),
+             "checked": v.checked, "compared": v.compared,
              "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
-            samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=pl.stream, inner=inner,
-                                run_ahead=True)
+            samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=placement_of(pl, v).stream,
+                                inner=inner, run_ahead=True)
             row["medians_ms"].append(statistics.median(samples))
     for row in rows:
         row["median_ms"] = statistics.median(row["medians_ms"])
     return rows
 
 
-__all__ = ["ALTERNATIVES", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build", "check_placements",
-           "diagnostic_plan", "kernel_of", "launcher", "profile", "same_output", "variants"]
+__all__ = ["ALTERNATIVES", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build",
+           "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of", "profile",
+           "same_output", "variants"]

@@ -9,6 +9,9 @@ Elision saves storage, not bytes moved per batch.
 Fields keep the reference order (obs, next_obs, actions, reward, done, truncated, critic,
 next_critic); each starts at a multiple of its element size, and a row is a whole number of
 4-byte words (tables are stored as float32 words, so every gather moves the same bytes as fp32).
+A layout with `field_align` (compact-a16) also starts each of `ALIGNED_FIELDS` at a multiple of it, in
+every row that holds it: consumers read a batch by field offsets (`storage.field_view`), never by
+packed cumulative widths, so the padding between fields is invisible to them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ VECTOR_OF = {"obs": "obs", "next_obs": "obs", "critic": "critic", "next_critic":
 MIB = 2**20
 TERMINAL_FRACTION = 32  # elided layouts: terminal-table slots = capacity // 32 (live terminal rows at once)
 SLOT_INDEX_BYTES = 4  # int32 terminal slot per stored row
+# Fields a `field_align` layout starts on that boundary: those elision reads from another row (obs, critic
+# and their next_ forms) and actions, which follows next_obs in a batch row. In an elided batch row every
+# source run (the sampled row, the successor or terminal row) then starts on a 16-byte boundary and sits
+# at a 16-byte multiple from its source, and each run's tail padding maps onto padding of its source row:
+# no output vector straddles two runs, none needs a shift (replay.compact_plan, docs/replay-compact-kernel.md).
+ALIGNED_FIELDS = ("obs", "next_obs", "actions", "critic", "next_critic")
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class StorageLayout:
     flags: str = "float32"
     elide_next: bool = False
     align_bytes: int = 0  # pad both rows to a multiple of this (16: vector loads); 0 = whole words only
+    field_align: int = 0  # start each of ALIGNED_FIELDS at a multiple of this in every row; 0 = packed
 
     def __post_init__(self):
         for kind in ("vectors", "actions", "flags"):
@@ -69,6 +79,10 @@ class StorageLayout:
                 raise choice_error(f"{kind} dtype", getattr(self, kind), DTYPE_BYTES)
         if self.align_bytes % WORD_BYTES:
             raise ValueError(f"align_bytes must be a multiple of {WORD_BYTES}, got {self.align_bytes}")
+        if self.field_align and (self.field_align % WORD_BYTES or not self.align_bytes
+                                 or self.align_bytes % self.field_align):
+            raise ValueError(f"field_align must be a multiple of {WORD_BYTES} that divides align_bytes "
+                             f"({self.align_bytes}, rows end on a field boundary), got {self.field_align}")
 
     def dtype_of(self, name: str) -> str:
         if name in VECTOR_OF:
@@ -87,6 +101,8 @@ class StorageLayout:
                 continue
             dtype = self.dtype_of(name)
             offset = _round_up(offset, DTYPE_BYTES[dtype])
+            if self.field_align and name in ALIGNED_FIELDS:
+                offset = _round_up(offset, self.field_align)
             out.append(Field(name, widths[name], dtype, offset))
             offset = out[-1].stop
         return tuple(out)
@@ -151,22 +167,25 @@ class StorageLayout:
         """Bytes per row and per learner iteration (JSON-ready)."""
         batch = sample_rows * self.batch_row_bytes
         return {"layout": self.name, "vectors": self.vectors, "actions": self.actions, "flags": self.flags,
-                "elide_next": self.elide_next, "align_bytes": self.align_bytes,
+                "elide_next": self.elide_next, "align_bytes": self.align_bytes, "field_align": self.field_align,
                 "stored_row_bytes": self.stored_row_bytes, "batch_row_bytes": self.batch_row_bytes,
                 "terminal_row_bytes": self.terminal_row_bytes, "sample_rows": sample_rows,
                 "batch_bytes_per_iteration": batch, "batch_mib_per_iteration": batch / MIB}
 
 
-# name -> (vectors, actions, flags, elide_next, align_bytes)
-LAYOUTS: dict[str, tuple[str, str, str, bool, int]] = {
-    "fp32": ("float32", "float32", "float32", False, 0),  # the reference's packed row
-    "fp32-padded": ("float32", "float32", "float32", False, 16),
-    "fp32-elided": ("float32", "float32", "float32", True, 16),
-    "bf16": ("bfloat16", "float32", "float32", False, 16),
-    "bf16-flags": ("bfloat16", "float32", "uint8", False, 16),
-    "bf16-actions": ("bfloat16", "bfloat16", "float32", False, 16),
-    "bf16-slim": ("bfloat16", "bfloat16", "uint8", False, 16),
-    "compact": ("bfloat16", "bfloat16", "uint8", True, 16),  # elided + bf16-slim: the 2^26-row table
+# name -> (vectors, actions, flags, elide_next, align_bytes, field_align)
+LAYOUTS: dict[str, tuple[str, str, str, bool, int, int]] = {
+    "fp32": ("float32", "float32", "float32", False, 0, 0),  # the reference's packed row
+    "fp32-padded": ("float32", "float32", "float32", False, 16, 0),
+    "fp32-elided": ("float32", "float32", "float32", True, 16, 0),
+    "bf16": ("bfloat16", "float32", "float32", False, 16, 0),
+    "bf16-flags": ("bfloat16", "float32", "uint8", False, 16, 0),
+    "bf16-actions": ("bfloat16", "bfloat16", "float32", False, 16, 0),
+    "bf16-slim": ("bfloat16", "bfloat16", "uint8", False, 16, 0),
+    "compact": ("bfloat16", "bfloat16", "uint8", True, 16, 0),  # elided + bf16-slim: the 2^26-row table
+    # compact with its vector fields and actions on 16-byte boundaries: no batch vector straddles two source
+    # runs (a probe layout for the fused compact kernel, issue 23 §2; not any placement's default)
+    "compact-a16": ("bfloat16", "bfloat16", "uint8", True, 16, 16),
 }
 
 
@@ -174,8 +193,8 @@ def storage_layout(name: str, dims: RowLayout) -> StorageLayout:
     """The registered layout `name` for rows of `dims`."""
     if name not in LAYOUTS:
         raise choice_error("layout", name, LAYOUTS)
-    vectors, actions, flags, elide, align = LAYOUTS[name]
-    return StorageLayout(name, dims, vectors, actions, flags, elide, align)
+    vectors, actions, flags, elide, align, field_align = LAYOUTS[name]
+    return StorageLayout(name, dims, vectors, actions, flags, elide, align, field_align)
 
 
 def layout_table(dims: RowLayout, sample_rows: int) -> list[dict]:
@@ -183,5 +202,5 @@ def layout_table(dims: RowLayout, sample_rows: int) -> list[dict]:
     return [storage_layout(name, dims).summary(sample_rows) for name in LAYOUTS]
 
 
-__all__ = ["DTYPE_BYTES", "Field", "LAYOUTS", "StorageLayout", "TERMINAL_FRACTION", "layout_table",
+__all__ = ["ALIGNED_FIELDS", "DTYPE_BYTES", "Field", "LAYOUTS", "StorageLayout", "TERMINAL_FRACTION", "layout_table",
            "storage_layout"]

@@ -181,12 +181,23 @@ def ncu_markdown(text: str, *, labels: dict[str, str] | None = None, sample_rows
                           align="l" + "r" * len(medians))
 
 
+def _same_batch(r: dict) -> str:
+    """The A/B row's check: byte for byte, or field by field for another layout (`compared`, absent in rows
+    written before it existed: bytes)."""
+    if not r["checked"]:
+        return "not checked (other rows)"
+    if r.get("compared") == "fields":
+        return ("fields: yes (other layout: batch differs by padding, zero)" if r["same_output"]
+                else "fields: no (other layout)")
+    return "yes" if r["same_output"] else "no"
+
+
 def ab_markdown(rows: list[dict]) -> list[str]:
     """The kernel probe's A/B rows: each variant's median against its placement's default launch (the first)."""
     base = {}
     for r in rows:
         base.setdefault(r["placement"], r["median_ms"])
-    body = [[r["variant"], "yes" if r["same_output"] else ("no" if r["checked"] else "not checked (other rows)"),
+    body = [[r["variant"], _same_batch(r),
              f"{r['median_ms']:.4f}", f"{r['median_ms'] / base[r['placement']]:.3f}",
              " ".join(f"{m:.4f}" for m in r["medians_ms"])] for r in rows]
     return markdown_table(["variant", "same batch as default", "median ms", "x default", "round medians ms"], body,

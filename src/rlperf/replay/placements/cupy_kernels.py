@@ -5,8 +5,9 @@ bf16, one-byte flags): only the row size in vectors changes. Elided (compact) la
 kernel, which assembles each batch row from the sampled row, its successor or terminal row, following a
 per-vector plan (`replay.compact_plan`): `sample_compact_merge` with the `merge` plan, what gpu-compact-fused
 launches (its straddling vectors from whole 16-byte loads and byte masks, `replay.compact_merge`), or
-`sample_compact` with the `bytes` plan (those vectors byte by byte; the kernel probe's alternative). The
-fused sampler's draw is the arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
+`sample_compact` with the `bytes` plan (those vectors byte by byte; the kernel probe's alternative).
+`sample_compact_a16` is `sample_compact_merge`'s code under another name, for the probe's launches over
+compact-a16 rows. The fused sampler's draw is the arithmetic of `replay.sampler.CounterSampler.draws` (its host oracle).
 
 Kernels take raw addresses (uint64) so torch owns every buffer; they run on the torch stream given.
 """
@@ -280,6 +281,10 @@ extern "C" __global__ void sample_compact(COMPACT_ARGS) { compact_rows<false>(CO
 
 // The `merge` plan's kernel, gpu-compact-fused's default (its measurement: docs/replay-compact-kernel.md).
 extern "C" __global__ void sample_compact_merge(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
+
+// The same code under another name, for the kernel probe's `layout=a16` launches over compact-a16 rows (every
+// vector one aligned load; replay.kernel_probe), so that Nsight Compute tells them from the default's.
+extern "C" __global__ void sample_compact_a16(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
 """
 THREADS = 256  # 8 warps a block, one warp per row
 COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # the compact kernels' shared-memory plan (as #defined in _SOURCE):

@@ -165,7 +165,7 @@ def invalid_reason(storage: str, sampler: str, transfer: str) -> str | None:
         return f"transfer {transfer!r} stores {', '.join(t.layouts)} rows, not layout {layout!r}"
     if sampler not in t.samplers:
         return f"transfer {transfer!r} samples with {', '.join(t.samplers)}, not {sampler!r}"
-    _vec, _act, _flags, elide, align = LAYOUTS[layout]
+    _vec, _act, _flags, elide, align, _field_align = LAYOUTS[layout]
     if elide and not t.elision:
         return f"layout {layout!r} elides next_obs: {transfer!r} copies whole rows"
     if t.aligned_16 and (align == 0 or align % 16):
