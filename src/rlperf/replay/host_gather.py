@@ -16,7 +16,10 @@ Variants (`VARIANTS`), each a Numba `prange` over one contiguous block of output
   non-temporal store (`movnti`): 3,720 B is not a multiple of 16, so every other staging row starts 8 B
   off a 16 B boundary. Each thread ends its block with `sfence`, so its streaming stores are visible before
   the parallel region returns;
-- `stream-prefetch`: `stream` plus the prefetch.
+- `stream-prefetch`: `stream` plus the prefetch;
+- `stream-line`, `stream-line-prefetch`: the same with one 64 B streaming store per whole cache line (a zmm
+  store: AVX-512), the row's partial lines 8 B at a time: does the store width matter? (A factor of the
+  explanation, not in the brief's list.)
 
 How the stores are made: Numba has no streaming-store API, so `numba.extending.intrinsic` emits LLVM IR
 stores carrying `!nontemporal !{i32 1}` metadata, and `llvm.prefetch` / `llvm.x86.sse.sfence` calls.
@@ -35,15 +38,19 @@ import numpy as np
 
 PREFETCH_ROWS = 4  # how many rows ahead the prefetching variants prefetch (each row: every 64 B line)
 LINE = 64
-VARIANTS = ("plain", "plain-prefetch", "stream", "stream-prefetch")
+VARIANTS = ("plain", "plain-prefetch", "stream", "stream-prefetch", "stream-line", "stream-line-prefetch")
+_STORE = {"plain": 0, "stream": 16, "stream-line": 64}  # the kernel of each variant (its name less -prefetch)
 # The instructions each variant's machine code must contain: a name and its pattern in the AT&T assembly
 # LLVM prints. A 16 B streaming store may come out as (v)movntdq, (v)movntps or (v)movntpd on an xmm register
 # (the same store; LLVM picks the domain).
 _OPS = {"16 B streaming store": r"\bv?movnt(dq|ps|pd)\s+%xmm", "8 B streaming store": r"\bmovnti",
+        "64 B streaming store": r"\bvmovnt(dq|ps|pd)\s+%zmm",
         "sfence": r"\bsfence\b", "prefetch": r"\bprefetcht0\b"}
 REQUIRED = {"plain": (), "plain-prefetch": ("prefetch",),
             "stream": ("16 B streaming store", "8 B streaming store", "sfence"),
-            "stream-prefetch": ("16 B streaming store", "8 B streaming store", "sfence", "prefetch")}
+            "stream-prefetch": ("16 B streaming store", "8 B streaming store", "sfence", "prefetch"),
+            "stream-line": ("64 B streaming store", "8 B streaming store", "sfence"),
+            "stream-line-prefetch": ("64 B streaming store", "8 B streaming store", "sfence", "prefetch")}
 
 
 class GatherUnavailable(RuntimeError):
@@ -71,6 +78,17 @@ def _kernels() -> dict:
             vec = ir.VectorType(ir.IntType(64), 2)
             val = builder.load(builder.inttoptr(args[1], vec.as_pointer()), align=1)
             _nontemporal(builder, builder.store(val, builder.inttoptr(args[0], vec.as_pointer()), align=16))
+            return context.get_dummy_value()
+        return types.void(types.intp, types.intp), codegen
+
+    @intrinsic
+    def stream64(typingctx, dst, src):
+        """Copy 64 B (one cache line) from `src` to `dst` (64 B aligned) with one streaming store: a zmm
+        store where AVX-512 is enabled; LLVM splits it into narrower ones elsewhere (`check_variant` tells)."""
+        def codegen(context, builder, sig, args):
+            vec = ir.VectorType(ir.IntType(64), 8)
+            val = builder.load(builder.inttoptr(args[1], vec.as_pointer()), align=1)
+            _nontemporal(builder, builder.store(val, builder.inttoptr(args[0], vec.as_pointer()), align=64))
             return context.get_dummy_value()
         return types.void(types.intp, types.intp), codegen
 
@@ -104,7 +122,8 @@ def _kernels() -> dict:
             return context.get_dummy_value()
         return types.void(), codegen
 
-    def make(stream: bool):
+    def make(store: int):
+        """`store`: 0 ordinary copies, 16 or 64 the width of the streaming stores."""
         @njit(parallel=True, nogil=True, cache=False)
         def gather(table, idx, out, blocks, ahead):
             n, width = idx.shape[0], table.shape[1]
@@ -118,29 +137,37 @@ def _kernels() -> dict:
                         nxt = tbase + idx[r + ahead] * width
                         for off in range(0, width, LINE):
                             prefetch(nxt + off)
-                    if stream:
-                        src = tbase + idx[r] * width
-                        dst = obase + r * width
-                        end = dst + width
-                        if dst % 16 != 0:
-                            stream8(dst, src)
-                            dst += 8
-                            src += 8
+                    if store == 0:
+                        row = idx[r]
+                        for j in range(width):
+                            out[r, j] = table[row, j]
+                        continue
+                    src = tbase + idx[r] * width
+                    dst = obase + r * width
+                    end = dst + width
+                    while dst % store != 0 and dst < end:  # the head, 8 B at a time up to the boundary
+                        stream8(dst, src)
+                        dst += 8
+                        src += 8
+                    if store == 64:
+                        while dst + 64 <= end:
+                            stream64(dst, src)
+                            dst += 64
+                            src += 64
+                    else:
                         while dst + 16 <= end:
                             stream16(dst, src)
                             dst += 16
                             src += 16
-                        if dst < end:
-                            stream8(dst, src)
-                    else:
-                        row = idx[r]
-                        for j in range(width):
-                            out[r, j] = table[row, j]
-                if stream:
+                    while dst < end:  # the tail
+                        stream8(dst, src)
+                        dst += 8
+                        src += 8
+                if store != 0:
                     sfence()
         return gather
 
-    return {False: make(False), True: make(True)}
+    return {0: make(0), 16: make(16), 64: make(64)}
 
 
 def _as_bytes(t) -> np.ndarray:
@@ -179,7 +206,7 @@ def gather(variant: str, table, idx, out, *, threads: int | None = None, prefetc
     if threads is not None:
         numba.set_num_threads(threads)
     ahead = prefetch_rows if variant.endswith("-prefetch") else 0
-    _kernels()[variant.startswith("stream")](_as_bytes(table), idx.numpy(), _as_bytes(out),
+    _kernels()[_STORE[variant.removesuffix("-prefetch")]](_as_bytes(table), idx.numpy(), _as_bytes(out),
                                              numba.get_num_threads(), ahead)
     return out
 
@@ -194,7 +221,7 @@ def check_variant(variant: str) -> str:
         raise GatherUnavailable(f"gather variant {variant!r} needs x86-64; this is {platform.machine()}")
     from numba import types
 
-    kernel = _kernels()[variant.startswith("stream")]
+    kernel = _kernels()[_STORE[variant.removesuffix("-prefetch")]]
     b2 = types.Array(types.uint8, 2, "C")
     sig = (b2, types.Array(types.int64, 1, "C"), b2, types.intp, types.intp)
     kernel.compile(sig)
