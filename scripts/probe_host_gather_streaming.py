@@ -18,6 +18,19 @@ import sys
 from rlperf.atomic import create_json, write_text
 
 
+def _commit() -> str | None:
+    """The checkout's commit, with `+dirty` when tracked files differ from it (None outside git)."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, help="torch and Numba threads (e.g. the cores of the affinity mask)")
@@ -59,6 +72,7 @@ def main() -> int:
     rec = probe(capacity_exponent=args.capacity_exponent, width=args.width, threads=args.threads,
                 rounds=args.rounds, repeat=args.repeat, variants=variants, prefetch_rows=args.prefetch_rows,
                 index=args.index)
+    rec["commit"] = _commit()
     create_json(args.out, rec)
     from rlperf.replay.gather_probe import summarize
 
