@@ -114,7 +114,7 @@ def test_bad_arguments_name_the_valid_choices():
 
 
 @x86
-def test_the_probe_records_paired_rounds_and_tabulates_every_method():
+def test_the_probe_records_paired_rounds_and_tabulates_every_method(monkeypatch):
     rec = gather_probe.probe(capacity_exponent=10, sample_rows=300, threads=1, rounds=3, warmup=1, repeat=2,
                              variants=["plain", "stream"])
     assert rec["parity"] == {"index_select": True, "plain": True, "stream": True}
@@ -132,6 +132,20 @@ def test_the_probe_records_paired_rounds_and_tabulates_every_method():
     assert "sequential index, prefetch 2 rows ahead" in text
     for name in ("index_select", "contiguous-copy (not a gather: floor)", "plain", "stream"):
         assert f"| {name} |" in text
+    # a variant not built as promised is recorded and left out, never replaced by another
+    real = host_gather.check_variant
+
+    def refuse(v):
+        if v == "stream":
+            raise GatherUnavailable("no streaming store here")
+        return real(v)
+
+    monkeypatch.setattr(host_gather, "check_variant", refuse)
+    part = gather_probe.probe(capacity_exponent=10, sample_rows=64, threads=1, rounds=1, warmup=0, repeat=1,
+                              variants=["plain", "stream"])
+    assert part["unavailable"] == {"stream": "no streaming store here"}
+    assert {t["method"] for t in part["timings"]} == {"index_select", "contiguous-copy", "plain"}
+    assert "Not built on this machine (left out): stream: no streaming store here" in gather_probe.summarize([part])
     with pytest.raises(ValueError, match="valid: random, sequential"):
         gather_probe.probe(capacity_exponent=10, sample_rows=8, threads=1, index="shuffled")
 

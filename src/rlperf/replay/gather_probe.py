@@ -50,7 +50,7 @@ def _table(rows: int, width: int):
     return fill_pattern_(t)
 
 
-def _methods(variants, table, staging, threads: int, prefetch_rows: int) -> dict:
+def _methods(variants, table, staging, threads: int, prefetch_rows: int, unavailable: dict) -> dict:
     import numba
     import torch
 
@@ -64,7 +64,11 @@ def _methods(variants, table, staging, threads: int, prefetch_rows: int) -> dict
 
     out = {INDEX_SELECT: index_select, COPY_FLOOR: floor}
     for v in variants:
-        host_gather.check_variant(v)  # raises GatherUnavailable, never a silent fallback
+        try:
+            host_gather.check_variant(v)  # never a silent fallback: a variant not built as promised is left out
+        except host_gather.GatherUnavailable as e:
+            unavailable[v] = str(e)
+            continue
         out[v] = lambda idx, v=v: host_gather.gather(v, table, idx, staging, prefetch_rows=prefetch_rows)
     numba.set_num_threads(threads)
     return out
@@ -100,7 +104,8 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     build_s = time.perf_counter() - t0
     pinned = torch.cuda.is_available()
     staging = torch.zeros((sample_rows, width), dtype=torch.float32, pin_memory=pinned)
-    methods = _methods(variants, table, staging, threads, prefetch_rows)
+    unavailable: dict[str, str] = {}
+    methods = _methods(variants, table, staging, threads, prefetch_rows, unavailable)
     names = list(methods)
     gen = torch.Generator().manual_seed(seed)
 
@@ -151,7 +156,7 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
             "staging": {"rows": sample_rows, "pinned": pinned, "bytes": staging.nbytes},
             "index": index, "load_before": load_before, "load_after": _load(),
             "prefetch_rows": prefetch_rows, "rounds": rounds, "warmup": warmup, "repeat": repeat,
-            "parity": parity, "timings": timings}
+            "parity": parity, "unavailable": unavailable, "timings": timings}
 
 
 def _per_process(rec: dict) -> dict:
@@ -210,6 +215,8 @@ def summarize(records: list[dict]) -> str:
             lines.append(f"| {label} | {med:.2f} | {min(ms):.2f}..{max(ms):.2f} | {2 * batch / med / 1e6:.1f} | "
                          f"{statistics.median(ratios):.3f} | {min(ratios):.3f}..{max(ratios):.3f} | "
                          f"{sum(x < 1 for x in ratios)} of {len(ratios)} | {rf} of {rn} |")
+        gone = {v: why for r in recs for v, why in r.get("unavailable", {}).items()}
+        lines += [f"\nNot built on this machine (left out): {v}: {why}" for v, why in gone.items()]
         lines += ["", "Per process (median ms / paired median ratio [min..max over rounds]; the load average "
                   "before it):", "",
                   "| process | load | " + " | ".join(per[0]) + " |", "|---|---|" + "---:|" * len(per[0])]

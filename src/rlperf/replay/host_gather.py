@@ -228,8 +228,9 @@ def check_variant(variant: str) -> str:
     asm = "\n".join(kernel.inspect_asm().values())
     missing = [op for op in REQUIRED[variant] if not re.search(_OPS[op], asm)]
     if missing:
-        raise GatherUnavailable(f"gather variant {variant!r}: the compiled code has no {', '.join(missing)}; "
-                                "LLVM dropped the hint on this machine, so this variant is not what it says")
+        raise GatherUnavailable(f"gather variant {variant!r}: the compiled code has no {', '.join(missing)} on this "
+                                "machine (a 64 B store needs AVX-512; LLVM may also drop a streaming hint), so "
+                                "this variant is not what it says")
     return asm
 
 
