@@ -19,7 +19,9 @@ Variants (`VARIANTS`), each a Numba `prange` over one contiguous block of output
 - `stream-prefetch`: `stream` plus the prefetch;
 - `stream-line`, `stream-line-prefetch`: the same with one 64 B streaming store per whole cache line (a zmm
   store: AVX-512), the row's partial lines 8 B at a time: does the store width matter? (A factor of the
-  explanation, not in the brief's list.)
+  explanation, not in the brief's list);
+- `stream-x4`, `stream-x4-prefetch`: whole lines as four 16 B streaming stores issued back to back after the
+  line's four loads (no AVX-512 needed): is it the store's width or the loads between a line's stores?
 
 How the stores are made: Numba has no streaming-store API, so `numba.extending.intrinsic` emits LLVM IR
 stores carrying `!nontemporal !{i32 1}` metadata, and `llvm.prefetch` / `llvm.x86.sse.sfence` calls.
@@ -38,8 +40,9 @@ import numpy as np
 
 PREFETCH_ROWS = 4  # how many rows ahead the prefetching variants prefetch (each row: every 64 B line)
 LINE = 64
-VARIANTS = ("plain", "plain-prefetch", "stream", "stream-prefetch", "stream-line", "stream-line-prefetch")
-_STORE = {"plain": 0, "stream": 16, "stream-line": 64}  # the kernel of each variant (its name less -prefetch)
+VARIANTS = ("plain", "plain-prefetch", "stream", "stream-prefetch", "stream-line", "stream-line-prefetch",
+            "stream-x4", "stream-x4-prefetch")
+_STORE = {"plain": 0, "stream": 16, "stream-line": 64, "stream-x4": -64}  # the kernel of each variant (its name less -prefetch)
 # The instructions each variant's machine code must contain: a name and its pattern in the AT&T assembly
 # LLVM prints. A 16 B streaming store may come out as (v)movntdq, (v)movntps or (v)movntpd on an xmm register
 # (the same store; LLVM picks the domain).
@@ -50,7 +53,9 @@ REQUIRED = {"plain": (), "plain-prefetch": ("prefetch",),
             "stream": ("16 B streaming store", "8 B streaming store", "sfence"),
             "stream-prefetch": ("16 B streaming store", "8 B streaming store", "sfence", "prefetch"),
             "stream-line": ("64 B streaming store", "8 B streaming store", "sfence"),
-            "stream-line-prefetch": ("64 B streaming store", "8 B streaming store", "sfence", "prefetch")}
+            "stream-line-prefetch": ("64 B streaming store", "8 B streaming store", "sfence", "prefetch"),
+            "stream-x4": ("16 B streaming store", "8 B streaming store", "sfence"),
+            "stream-x4-prefetch": ("16 B streaming store", "8 B streaming store", "sfence", "prefetch")}
 
 
 class GatherUnavailable(RuntimeError):
@@ -93,6 +98,22 @@ def _kernels() -> dict:
         return types.void(types.intp, types.intp), codegen
 
     @intrinsic
+    def stream16x4(typingctx, dst, src):
+        """Copy 64 B (one cache line, `dst` 64 B aligned): four 16 B loads first, then four 16 B streaming
+        stores back to back, so no load falls between the stores that fill one line."""
+        def codegen(context, builder, sig, args):
+            vec, i64 = ir.VectorType(ir.IntType(64), 2), ir.IntType(64)
+
+            def at(base, k):
+                return builder.inttoptr(builder.add(base, i64(16 * k)), vec.as_pointer())
+
+            vals = [builder.load(at(args[1], k), align=1) for k in range(4)]
+            for k in range(4):
+                _nontemporal(builder, builder.store(vals[k], at(args[0], k), align=16))
+            return context.get_dummy_value()
+        return types.void(types.intp, types.intp), codegen
+
+    @intrinsic
     def stream8(typingctx, dst, src):
         """Copy 8 B from `src` to `dst` (8 B aligned) with a streaming store (`movnti`)."""
         def codegen(context, builder, sig, args):
@@ -123,7 +144,9 @@ def _kernels() -> dict:
         return types.void(), codegen
 
     def make(store: int):
-        """`store`: 0 ordinary copies, 16 or 64 the width of the streaming stores."""
+        """`store`: 0 ordinary copies; 16: 16 B streaming stores; 64: one 64 B streaming store a whole line;
+        -64: a whole line as four grouped 16 B streaming stores (`stream16x4`)."""
+        align = 64 if store in (64, -64) else max(store, 1)
         @njit(parallel=True, nogil=True, cache=False)
         def gather(table, idx, out, blocks, ahead):
             n, width = idx.shape[0], table.shape[1]
@@ -145,13 +168,18 @@ def _kernels() -> dict:
                     src = tbase + idx[r] * width
                     dst = obase + r * width
                     end = dst + width
-                    while dst % store != 0 and dst < end:  # the head, 8 B at a time up to the boundary
+                    while dst % align != 0 and dst < end:  # the head, 8 B at a time up to the boundary
                         stream8(dst, src)
                         dst += 8
                         src += 8
                     if store == 64:
                         while dst + 64 <= end:
                             stream64(dst, src)
+                            dst += 64
+                            src += 64
+                    elif store == -64:
+                        while dst + 64 <= end:
+                            stream16x4(dst, src)
                             dst += 64
                             src += 64
                     else:
@@ -167,7 +195,7 @@ def _kernels() -> dict:
                     sfence()
         return gather
 
-    return {0: make(0), 16: make(16), 64: make(64)}
+    return {0: make(0), 16: make(16), 64: make(64), -64: make(-64)}
 
 
 def _as_bytes(t) -> np.ndarray:
