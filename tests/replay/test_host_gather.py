@@ -127,7 +127,10 @@ def test_the_probe_records_paired_rounds_and_tabulates_every_method(monkeypatch)
     json.dumps(rec)
     seq = gather_probe.probe(capacity_exponent=10, sample_rows=300, threads=1, rounds=1, warmup=0, repeat=1,
                              variants=["plain"], index="sequential", prefetch_rows=2)
-    text = gather_probe.summarize([rec, seq])
+    other = gather_probe.probe(capacity_exponent=10, sample_rows=300, threads=1, rounds=1, warmup=0, repeat=1,
+                               variants=["plain"])  # same condition as rec, other methods: its own table
+    text = gather_probe.summarize([rec, seq, other])
+    assert text.count("random index, prefetch 4 rows ahead: 1 fresh processes") == 2
     assert "random index, prefetch 4 rows ahead: 1 fresh processes" in text
     assert "sequential index, prefetch 2 rows ahead" in text
     for name in ("index_select", "contiguous-copy (not a gather: floor)", "plain", "stream"):

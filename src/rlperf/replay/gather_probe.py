@@ -175,16 +175,17 @@ def _per_process(rec: dict) -> dict:
 
 
 def summarize(records: list[dict]) -> str:
-    """Markdown: per condition (threads, row bytes, index kind, prefetch distance), per method over processes,
-    then per process; never a best cell."""
+    """Markdown: per condition (threads, row bytes, index kind, prefetch distance, the methods timed), per
+    method over processes, then per process; never a best cell."""
     gib = 2**30
     lines = []
 
-    def cond(r):
-        return r["threads"], r["table"]["row_bytes"], r.get("index", "random"), r["prefetch_rows"]
+    def cond(r):  # processes are pooled only when they ran the same condition and the same methods
+        methods = tuple(dict.fromkeys(t["method"] for t in r["timings"]))
+        return r["threads"], r["table"]["row_bytes"], r.get("index", "random"), r["prefetch_rows"], methods
 
-    for threads, row_bytes, index, ahead in sorted({cond(r) for r in records}):
-        recs = [r for r in records if cond(r) == (threads, row_bytes, index, ahead)]
+    for threads, row_bytes, index, ahead, methods in sorted({cond(r) for r in records}):
+        recs = [r for r in records if cond(r) == (threads, row_bytes, index, ahead, methods)]
         per = [_per_process(r) for r in recs]
         first = recs[0]
         tb, st = first["table"], first["staging"]
