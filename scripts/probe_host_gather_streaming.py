@@ -67,6 +67,11 @@ def main() -> int:
 
     if args.index not in INDEX_KINDS:
         ap.error(f"unknown --index {args.index!r}; valid: {', '.join(INDEX_KINDS)}")
+    from rlperf.replay.gather_probe import SAMPLE_ROWS
+
+    if 2**args.capacity_exponent < SAMPLE_ROWS:
+        ap.error(f"--capacity-exponent {args.capacity_exponent}: the table must hold the {SAMPLE_ROWS:,}-row batch "
+                 f"(>= {(SAMPLE_ROWS - 1).bit_length()})")
     if args.prefetch_rows is not None and args.prefetch_rows < 1:
         ap.error("--prefetch-rows must be >= 1")
     rec = probe(capacity_exponent=args.capacity_exponent, width=args.width, threads=args.threads,

@@ -16,7 +16,8 @@ python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/replay/test_host_ga
 for k in 1 2 3 4 5; do
   echo "$(date -u +%FT%TZ) start p$k load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$R/log.txt"
   timeout 40 python3 scripts/probe_host_gather_streaming.py --threads "$T" --out "$R/t$T-p$k.json" > /dev/null 2>> "$R/log.txt"
-  echo "$(date -u +%FT%TZ) end p$k rc=$?" | tee -a "$R/log.txt"
+  rc=$?
+  echo "$(date -u +%FT%TZ) end p$k rc=$rc" | tee -a "$R/log.txt"
 done
 python3 scripts/probe_host_gather_streaming.py --summarize "$R"/t*-p*.json --out-md "$OUT/summary.md"
 cat "$OUT/summary.md"

@@ -149,6 +149,8 @@ def test_the_probe_records_paired_rounds_and_tabulates_every_method(monkeypatch)
     assert part["unavailable"] == {"stream": "no streaming store here"}
     assert {t["method"] for t in part["timings"]} == {"index_select", "contiguous-copy", "plain"}
     assert "Not built on this machine (left out): stream: no streaming store here" in gather_probe.summarize([part])
+    with pytest.raises(ValueError, match="smaller than the 300-row batch"):
+        gather_probe.probe(capacity_exponent=8, sample_rows=300, threads=1)
     with pytest.raises(ValueError, match="valid: random, sequential"):
         gather_probe.probe(capacity_exponent=10, sample_rows=8, threads=1, index="shuffled")
 
@@ -158,4 +160,8 @@ def test_the_script_refuses_a_bad_variant_with_exit_2_and_writes_nothing(tmp_pat
     p = subprocess.run([sys.executable, str(ROOT / "scripts" / "probe_host_gather_streaming.py"), "--threads", "1",
                         "--variants", "plain,fast", "--out", str(out)], capture_output=True, text=True)
     assert p.returncode == 2 and "valid: plain, plain-prefetch, stream, stream-prefetch, stream-line" in p.stderr
+    assert not out.exists()
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "probe_host_gather_streaming.py"), "--threads", "1",
+                        "--capacity-exponent", "14", "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 2 and "must hold the 32,768-row batch (>= 15)" in p.stderr
     assert not out.exists()

@@ -97,8 +97,12 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     unknown = [v for v in variants if v not in host_gather.VARIANTS]
     if unknown:
         raise ValueError(f"unknown gather variant(s) {unknown}; valid: {', '.join(host_gather.VARIANTS)}")
-    torch.set_num_threads(threads)
     rows = 2**capacity_exponent
+    if rows < sample_rows:
+        raise ValueError(f"a table of 2^{capacity_exponent} = {rows:,} rows is smaller than the {sample_rows:,}-row "
+                         f"batch (the contiguous-copy floor copies that many rows); use a capacity exponent >= "
+                         f"{(sample_rows - 1).bit_length()}")
+    torch.set_num_threads(threads)
     t0 = time.perf_counter()
     table = _table(rows, width)
     build_s = time.perf_counter() - t0
