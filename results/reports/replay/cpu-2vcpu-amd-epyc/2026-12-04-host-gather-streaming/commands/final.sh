@@ -1,0 +1,14 @@
+# the final build: the runs/ design with all eight variants, at the commit the device script runs
+D=results/reports/replay/cpu-2vcpu-amd-epyc/2026-12-04-host-gather-streaming/final
+P=scripts/probe_host_gather_streaming.py
+mkdir -p $D
+for k in 1 2 3 4 5; do
+  if [ $((k % 2)) = 1 ]; then order="1 2"; else order="2 1"; fi
+  for t in $order; do
+    echo "$(date -u +%FT%TZ) start t$t-p$k load $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ $t = 1 ]; then taskset -c 1 .venv/bin/python $P --threads 1 --out $D/t1-p$k.json > /dev/null
+    else .venv/bin/python $P --threads 2 --out $D/t2-p$k.json > /dev/null; fi
+    rc=$?
+    echo "$(date -u +%FT%TZ) end t$t-p$k rc=$rc"
+  done
+done

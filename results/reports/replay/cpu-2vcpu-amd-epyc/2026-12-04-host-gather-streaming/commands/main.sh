@@ -1,0 +1,13 @@
+# the main measurement: 5 fresh processes at 1 thread (core 1) and 5 at 2 threads (unpinned), alternating
+D=results/reports/replay/cpu-2vcpu-amd-epyc/2026-12-04-host-gather-streaming/runs
+P=scripts/probe_host_gather_streaming.py
+{ .venv/bin/python -m rlperf machine --print-name; lscpu | grep "Model name"; git rev-parse HEAD; } > $D/machine.txt
+for k in 1 2 3 4 5; do
+  if [ $((k % 2)) = 1 ]; then order="1 2"; else order="2 1"; fi
+  for t in $order; do
+    echo "$(date -u +%FT%TZ) start t$t-p$k load $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ $t = 1 ]; then taskset -c 1 .venv/bin/python $P --threads 1 --out $D/t1-p$k.json > /dev/null
+    else .venv/bin/python $P --threads 2 --out $D/t2-p$k.json > /dev/null; fi
+    echo "$(date -u +%FT%TZ) end t$t-p$k rc=$?"
+  done
+done
