@@ -76,26 +76,23 @@ def _kernels() -> dict:
     def _nontemporal(builder, store):
         store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
 
-    @intrinsic
-    def stream16(typingctx, dst, src):
-        """Copy 16 B from address `src` (any alignment) to `dst` (16 B aligned) with a streaming store."""
-        def codegen(context, builder, sig, args):
-            vec = ir.VectorType(ir.IntType(64), 2)
-            val = builder.load(builder.inttoptr(args[1], vec.as_pointer()), align=1)
-            _nontemporal(builder, builder.store(val, builder.inttoptr(args[0], vec.as_pointer()), align=16))
-            return context.get_dummy_value()
-        return types.void(types.intp, types.intp), codegen
+    def _stream_copy(lanes: int, align: int, doc: str):
+        """An intrinsic copying `8 * lanes` B from `src` (any alignment) to `dst` (`align` B aligned) with one
+        streaming store of that width."""
+        def stream(typingctx, dst, src):
+            def codegen(context, builder, sig, args):
+                vec = ir.VectorType(ir.IntType(64), lanes)
+                val = builder.load(builder.inttoptr(args[1], vec.as_pointer()), align=1)
+                _nontemporal(builder, builder.store(val, builder.inttoptr(args[0], vec.as_pointer()), align=align))
+                return context.get_dummy_value()
+            return types.void(types.intp, types.intp), codegen
+        stream.__doc__ = doc
+        return intrinsic(stream)
 
-    @intrinsic
-    def stream64(typingctx, dst, src):
-        """Copy 64 B (one cache line) from `src` to `dst` (64 B aligned) with one streaming store: a zmm
-        store where AVX-512 is enabled; LLVM splits it into narrower ones elsewhere (`check_variant` tells)."""
-        def codegen(context, builder, sig, args):
-            vec = ir.VectorType(ir.IntType(64), 8)
-            val = builder.load(builder.inttoptr(args[1], vec.as_pointer()), align=1)
-            _nontemporal(builder, builder.store(val, builder.inttoptr(args[0], vec.as_pointer()), align=64))
-            return context.get_dummy_value()
-        return types.void(types.intp, types.intp), codegen
+    stream16 = _stream_copy(2, 16, "Copy 16 B to a 16 B aligned `dst` with a streaming store.")
+    stream64 = _stream_copy(8, 64, "Copy 64 B (one cache line) to a 64 B aligned `dst` with one streaming store: "
+                                   "a zmm store where AVX-512 is enabled; LLVM splits it into narrower ones "
+                                   "elsewhere (`check_variant` tells).")
 
     @intrinsic
     def stream16x4(typingctx, dst, src):
