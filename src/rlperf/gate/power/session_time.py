@@ -18,12 +18,12 @@ whole session: a deadline that cannot hold even that is refused before anything 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 from rlperf.asvtools.bench_plan import make_plan
 from rlperf.errors import UsageError
+from rlperf.gate.power.null_sample import load_benchmarks
 
 # about 7.4 s per worker pair of 1 s of sampling on the H200 host, i.e. 6.4 s of start-up (torch, the CUDA
 # context, the benchmark's setup): results/reports/gate/nvidia-h200x1-16vcpu-intel-xeon/power-paired/
@@ -66,16 +66,13 @@ class SessionEstimate:
 
 
 def selected_points(repo: str, bench: str) -> int | None:
-    """How many points `bench` selects in the repository's asv metadata (None: no metadata there)."""
-    path = os.path.join(repo, "results", "asv", "benchmarks.json")
+    """How many points `bench` selects in the repository's asv metadata (None: no readable metadata there)."""
     try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+        benchmarks = load_benchmarks(os.path.join(repo, "results", "asv", "benchmarks.json"))
+    except UsageError:
         return None
-    benchmarks = [b for b in doc.values() if isinstance(b, dict) and "name" in b] if isinstance(doc, dict) else []
     try:
-        return len(make_plan(benchmarks, full=True, bench=bench).run)
+        return len(make_plan(list(benchmarks.values()), full=True, bench=bench).run)
     except UsageError:
         return 0  # it selects nothing there: the study's gate will say so (exit 5, nothing compared)
 
