@@ -34,7 +34,7 @@ PLACEMENT_ORDER = (
     "host", "host-pageable", "host-pipelined", "uva", "gpu", "gpu-padded", "gpu-fused", "gpu-fused-padded",
     "gpu-cache", "host-bf16", "uva-bf16", "gpu-bf16", "gpu-fused-bf16", "gpu-compact", "host-compact",
     "torchrl-host", "torchrl-host-td", "torchrl-device", "torchrl-device-td", "shared-host", "gpu-replica",
-    "rank-local", "sharded-global", "reference-host", "gpu-compact-fused",
+    "rank-local", "sharded-global", "reference-host", "gpu-compact-fused", "gpu-compact-a16-fused",
 )
 
 

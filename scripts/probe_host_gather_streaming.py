@@ -41,6 +41,8 @@ def main() -> int:
     ap.add_argument("--width", type=int, default=930, help="fp32 words a row (930: 3,720 B, the packed row)")
     ap.add_argument("--prefetch-rows", type=int, help="rows ahead for the -prefetch variants (default: the module's)")
     ap.add_argument("--index", default="random", help="random (the sampler's) or sequential (a factor)")
+    ap.add_argument("--h2d", action="store_true", help="also time the H2D right after each gather, and again "
+                    "(CUDA only; rlperf.replay.gather_probe)")
     ap.add_argument("--variants", help="comma-separated subset of rlperf.replay.host_gather.VARIANTS")
     ap.add_argument("--summarize", nargs="+", metavar="JSON", help="records to tabulate (no measuring)")
     ap.add_argument("--out-md", help="with --summarize: write the Markdown here instead of stdout")
@@ -74,9 +76,14 @@ def main() -> int:
                  f"(>= {(SAMPLE_ROWS - 1).bit_length()})")
     if args.prefetch_rows is not None and args.prefetch_rows < 1:
         ap.error("--prefetch-rows must be >= 1")
+    if args.h2d:
+        import torch
+
+        if not torch.cuda.is_available():
+            ap.error("--h2d times the copy to the GPU: no CUDA device is visible here")
     rec = probe(capacity_exponent=args.capacity_exponent, width=args.width, threads=args.threads,
                 rounds=args.rounds, repeat=args.repeat, variants=variants, prefetch_rows=args.prefetch_rows,
-                index=args.index)
+                index=args.index, h2d=args.h2d)
     rec["commit"] = _commit()
     create_json(args.out, rec)
     from rlperf.replay.gather_probe import summarize

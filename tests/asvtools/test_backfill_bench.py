@@ -19,9 +19,9 @@ def _dry_run(tmp_path, monkeypatch, *extra):
 def test_bench_narrows_the_selection(tmp_path, monkeypatch, capsys):
     assert _dry_run(tmp_path, monkeypatch, "--bench", r"^bench_replay\.ReplayGpuSample") == 0
     out = capsys.readouterr().out
-    assert "gpu-history, --bench ^bench_replay\\.ReplayGpuSample: 10 points" in out
+    assert "gpu-history, --bench ^bench_replay\\.ReplayGpuSample: 11 points" in out
     assert _dry_run(tmp_path, monkeypatch) == 0
-    assert "gpu-history: 23 points" in capsys.readouterr().out
+    assert "gpu-history: 24 points" in capsys.readouterr().out
     assert not (tmp_path / "asv").exists() and not (tmp_path / "log.jsonl").exists()
 
 

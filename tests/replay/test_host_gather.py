@@ -165,3 +165,46 @@ def test_the_script_refuses_a_bad_variant_with_exit_2_and_writes_nothing(tmp_pat
                         "--capacity-exponent", "14", "--out", str(out)], capture_output=True, text=True)
     assert p.returncode == 2 and "must hold the 32,768-row batch (>= 15)" in p.stderr
     assert not out.exists()
+
+
+@x86
+def test_the_h2d_table_pairs_gather_plus_copy_against_index_select():
+    """`h2d` records (CUDA) get a second table: the copy right after a gather, the copy again, and the
+    gather+copy ratio to index_select's; built here from a CPU record given copy times by hand."""
+    rec = gather_probe.probe(capacity_exponent=10, sample_rows=300, threads=1, rounds=2, warmup=0, repeat=2,
+                             variants=["plain"])
+    after = {"index_select": 3.0, "contiguous-copy": 2.0, "plain": 1.0}
+    for t in rec["timings"]:
+        t.update(h2d_ms=[after[t["method"]]] * 2, h2d_again_ms=[2.0] * 2, median_h2d_ms=after[t["method"]],
+                 median_h2d_again_ms=2.0, median_total_ms=t["median_ms"] + after[t["method"]])
+    assert "Gather then H2D" not in gather_probe.summarize([rec])  # only for records that timed the copy
+    rec["h2d"] = True
+    text = gather_probe.summarize([rec])
+    row = next(line for line in text.splitlines() if line.startswith("| plain |") and "| 1.00 | 2.00 |" in line)
+    ratio = float(row.split("|")[6].split()[0])
+    assert ratio < 1  # plain's copy is 2 ms shorter than index_select's, far more than any gather difference here
+    assert "| 3.00 | 2.00 |" in next(line for line in text.splitlines()
+                                    if line.startswith("| index_select |") and "2.00 |" in line)
+
+
+def test_the_h2d_probe_needs_cuda_and_says_so(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this checks the refusal on a machine without CUDA")
+    with pytest.raises(ValueError, match="no CUDA device is visible"):
+        gather_probe.probe(capacity_exponent=10, sample_rows=64, threads=1, h2d=True)
+    out = tmp_path / "rec.json"
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "probe_host_gather_streaming.py"), "--threads", "1",
+                        "--h2d", "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 2 and "--h2d times the copy to the GPU: no CUDA device is visible" in p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.gpu
+def test_the_h2d_probe_times_the_copy_after_every_gather_on_a_gpu():
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    rec = gather_probe.probe(capacity_exponent=16, sample_rows=4096, threads=2, rounds=2, warmup=1, repeat=2,
+                             variants=["plain"], h2d=True)
+    assert rec["h2d"] and rec["staging"]["pinned"]
+    assert all(len(t["h2d_ms"]) == len(t["h2d_again_ms"]) == 2 and t["median_h2d_ms"] > 0 for t in rec["timings"])
+    assert "Gather then H2D" in gather_probe.summarize([rec])

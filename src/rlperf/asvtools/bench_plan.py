@@ -86,7 +86,8 @@ HISTORY_POINTS: dict[str, list[dict]] = {
 # with recorded physics for the three storage kinds at prefetch none (the whole replay fetch is exposed
 # there, so a change of the gathers shows on the line; one_tick hides it by design).
 GPU_SAMPLE_PLACEMENTS = ["gpu", "gpu-padded", "gpu-fused", "gpu-fused-padded", "gpu-bf16", "gpu-fused-bf16",
-                         "gpu-compact", "torchrl-device", "torchrl-device-td", "gpu-compact-fused"]
+                         "gpu-compact", "torchrl-device", "torchrl-device-td", "gpu-compact-fused",
+                         "gpu-compact-a16-fused"]
 GPU_HISTORY_POINTS: dict[str, list[dict]] = {
     "bench_replay.ReplayGpuSample": [{"capacity_exp": [20], "placement": GPU_SAMPLE_PLACEMENTS, "gpus": [1]}],
     "bench_replay.ReplayEndToEnd": [{"capacity_exp": [20], "placement": ["host", "uva", "gpu-cache"], "gpus": [1]}],

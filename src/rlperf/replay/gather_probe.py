@@ -10,6 +10,12 @@ holds in one process only is a property of that process; the probe is run in sev
 the table, whether the staging is pinned) and per round and method the gather times in ms. `summarize`
 turns records of several processes into Markdown tables. The gather alone is timed: the index draw
 (`randint`) is the same for every method and is left out.
+
+With `h2d=True` (CUDA only) each timed gather is followed by the `host` placement's H2D of the staging
+(`copy_(non_blocking=True)` on a side stream, then that stream synchronised), timed on its own, and by a second
+H2D of the same staging ("again"). Why: `host`'s CPU sample+H2D measured about 1.1-1.4 ms more than its CPU
+sample and its H2D timed apart (docs/replay-host-vs-reference.md); the two copies tell whether the copy right
+after a gather is the slow part (the CPU's dirty staging lines) and whether a gather's store kind changes it.
 """
 
 from __future__ import annotations
@@ -76,13 +82,14 @@ def _methods(variants, table, staging, threads: int, prefetch_rows: int, unavail
 
 def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int = SAMPLE_ROWS, threads: int,
           rounds: int = 8, warmup: int = 2, repeat: int = 10, variants=None, seed: int = 0,
-          prefetch_rows: int | None = None, index: str = "random") -> dict:
+          prefetch_rows: int | None = None, index: str = "random", h2d: bool = False) -> dict:
     """Build the table once, then `rounds` rounds: each draws `warmup + repeat` index vectors and times every
     method on them in an order rotated by one per round. Each method is checked byte for byte against
     `index_select` on a fresh index vector before anything is timed.
 
     `index`: `random` (uniform rows, as the sampler draws) or `sequential` (a run of consecutive rows from a
-    random start: the same bytes without the random access, a factor for explaining a result)."""
+    random start: the same bytes without the random access, a factor for explaining a result).
+    `h2d`: also time the H2D right after each gather and once again (module docstring); needs CUDA."""
     import numba
     import torch
 
@@ -107,7 +114,10 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     table = _table(rows, width)
     build_s = time.perf_counter() - t0
     pinned = torch.cuda.is_available()
+    if h2d and not pinned:
+        raise ValueError("h2d=True times the copy to the GPU: no CUDA device is visible")
     staging = torch.zeros((sample_rows, width), dtype=torch.float32, pin_memory=pinned)
+    copy = _h2d_copy(staging) if h2d else None
     unavailable: dict[str, str] = {}
     methods = _methods(variants, table, staging, threads, prefetch_rows, unavailable)
     names = list(methods)
@@ -143,14 +153,28 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
         for name in order:
             torch.set_num_threads(threads)
             numba.set_num_threads(threads)
-            ms = []
+            ms, after, again = [], [], []
             for i, idx in enumerate(idxs):
                 t = time.perf_counter_ns()
                 methods[name](idx)
+                t1 = time.perf_counter_ns()
+                if copy is not None:
+                    copy()
+                    t2 = time.perf_counter_ns()
+                    copy()
+                    t3 = time.perf_counter_ns()
                 if i >= warmup:
-                    ms.append((time.perf_counter_ns() - t) / 1e6)
-            timings.append({"round": rnd, "method": name, "position": order.index(name), "ms": ms,
-                            "median_ms": statistics.median(ms)})
+                    ms.append((t1 - t) / 1e6)
+                    if copy is not None:
+                        after.append((t2 - t1) / 1e6)
+                        again.append((t3 - t2) / 1e6)
+            entry = {"round": rnd, "method": name, "position": order.index(name), "ms": ms,
+                     "median_ms": statistics.median(ms)}
+            if copy is not None:
+                entry.update(h2d_ms=after, h2d_again_ms=again, median_h2d_ms=statistics.median(after),
+                             median_h2d_again_ms=statistics.median(again),
+                             median_total_ms=statistics.median(a + b for a, b in zip(ms, after)))
+            timings.append(entry)
     return {"pid": os.getpid(), "started_unix": time.time() - build_s, "argv": sys.argv, "threads": threads,
             "affinity": sorted(os.sched_getaffinity(0)), "machine": machine_name(), "cpu_model": cpu_model(),
             "python": platform.python_version(), "torch": torch.__version__, "numba": numba.__version__,
@@ -158,16 +182,32 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
             "table": {"rows": rows, "width": width, "row_bytes": width * 4, "build_s": build_s,
                       "backing": tensor_backing(table)},
             "staging": {"rows": sample_rows, "pinned": pinned, "bytes": staging.nbytes},
-            "index": index, "load_before": load_before, "load_after": _load(),
+            "index": index, "h2d": h2d, "load_before": load_before, "load_after": _load(),
             "prefetch_rows": prefetch_rows, "rounds": rounds, "warmup": warmup, "repeat": repeat,
             "parity": parity, "unavailable": unavailable, "timings": timings}
 
 
-def _per_process(rec: dict) -> dict:
-    """Per method: the median of its round medians and its paired per-round ratios to index_select."""
+def _h2d_copy(staging):
+    """The `host` placement's H2D of `staging` (placements.host.HostReplay.h2d), waited for: a callable."""
+    import torch
+
+    target = torch.empty_like(staging, device="cuda")
+    stream = torch.cuda.Stream()
+
+    def copy():
+        with torch.cuda.stream(stream):
+            target.copy_(staging, non_blocking=True)
+        stream.synchronize()
+
+    copy()  # the first copy sets up the driver's mappings outside any timing
+    return copy
+
+
+def _per_process(rec: dict, key: str = "median_ms") -> dict:
+    """Per method: the median of its round medians of `key` and its paired per-round ratios to index_select."""
     rounds: dict[int, dict] = {}
     for t in rec["timings"]:
-        rounds.setdefault(t["round"], {})[t["method"]] = t["median_ms"]
+        rounds.setdefault(t["round"], {})[t["method"]] = t[key]
     out = {}
     for name in rounds[0]:
         ms = [r[name] for r in rounds.values()]
@@ -220,6 +260,8 @@ def summarize(records: list[dict]) -> str:
             lines.append(f"| {label} | {med:.2f} | {min(ms):.2f}..{max(ms):.2f} | {2 * batch / med / 1e6:.1f} | "
                          f"{statistics.median(ratios):.3f} | {min(ratios):.3f}..{max(ratios):.3f} | "
                          f"{sum(x < 1 for x in ratios)} of {len(ratios)} | {rf} of {rn} |")
+        if all(r.get("h2d") for r in recs):
+            lines += _h2d_table(recs)
         gone = {v: why for r in recs for v, why in r.get("unavailable", {}).items()}
         lines += [f"\nNot built on this machine (left out): {v}: {why}" for v, why in gone.items()]
         lines += ["", "Per process (median ms / paired median ratio [min..max over rounds]; the load average "
@@ -232,6 +274,25 @@ def summarize(records: list[dict]) -> str:
                                                            for v in p.values()) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _h2d_table(recs: list[dict]) -> list[str]:
+    """The gather-then-H2D table of `h2d` records: per method, medians over processes of the process medians."""
+    per_total = [_per_process(r, "median_total_ms") for r in recs]
+    parts = {key: [_per_process(r, key) for r in recs] for key in ("median_ms", "median_h2d_ms", "median_h2d_again_ms")}
+    lines = ["", "Gather then H2D (the `host` placement's CPU sample+H2D): each gather followed by the H2D of its "
+             "staging, then the same H2D again; ms, median over processes of the process medians:", "",
+             "| method | gather | H2D right after | H2D again | gather + H2D | paired ratio of gather + H2D to "
+             "index_select's: median of processes (min..max) | processes faster |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name in per_total[0]:
+        med = {key: statistics.median(p[name]["median_ms"] for p in per) for key, per in parts.items()}
+        ratios = [p[name]["ratio"] for p in per_total]
+        total = statistics.median(p[name]["median_ms"] for p in per_total)
+        lines.append(f"| {name} | {med['median_ms']:.2f} | {med['median_h2d_ms']:.2f} | "
+                     f"{med['median_h2d_again_ms']:.2f} | {total:.2f} | {statistics.median(ratios):.3f} "
+                     f"({min(ratios):.3f}..{max(ratios):.3f}) | {sum(x < 1 for x in ratios)} of {len(ratios)} |")
+    return lines
 
 
 __all__ = ["COPY_FLOOR", "INDEX_SELECT", "probe", "summarize"]

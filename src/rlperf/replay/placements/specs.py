@@ -285,6 +285,9 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "LazyTensorStorage(device=cuda), RandomSampler, TensorDict fields"),
     _named("reference-host", "host-fp32", "torch", "reference-h2d", "the reference benchmark's host path as a "
            "peer: plain pageable table, randint + index_select(out=) into pinned staging, non-blocking H2D"),
+    _named("gpu-compact-a16-fused", "device-compact-a16", "fused", "none", "GPU-resident compact ring with every "
+           "field on a 16-byte boundary (+16 B a stored row, +32 B a batch row): gpu-compact-fused's kernel with no "
+           "vector straddling two fields and no misaligned load"),
 )}
 SPECS = PLACEMENTS  # the historical name
 
