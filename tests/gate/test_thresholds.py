@@ -108,7 +108,22 @@ def _before_fix_config(**kw) -> GateConfig:
 def test_gate_toml_no_longer_ungates_points_by_hand():
     config = load_config(str(ROOT / "gate.toml"))
     assert all(r.factor is None or r.factor <= config.advisory_above for r in config.rules)
-    assert not any("gpu-compact" in r.match or "bf16" in r.match for r in config.rules)
+    # the once-bimodal gathers: no hand-set factor or advisory; a measured paired factor may only tighten
+    for r in config.rules:
+        if "gpu-compact" in r.match or "bf16" in r.match:
+            assert r.factor is None and r.advisory is None and r.paired_factor is not None
+            assert r.paired_factor < config.factor
+
+
+def test_gpu_fused_bf16_is_paired_at_the_factor_its_null_study_measured():
+    """0 false alarms in 60 paired null comparisons at 1.03-1.10 on the H200 host (power-paired/gpu-fused-bf16)."""
+    config = _h200_config()
+    name = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused-bf16', 1)"
+    policy = policy_for(config, "bench_replay.ReplayGpuSample.track_ms", name, {})
+    assert policy.paired_factor == 1.05 and "paired factor: rule" in policy.source and policy.advisory is None
+    study = ROOT / "results/reports/gate/nvidia-h200x1-16vcpu-intel-xeon/power-paired/gpu-fused-bf16/power.md"
+    assert "| null  | 0   |     1.05 |       0 |       60 | n/a" in study.read_text()
+    assert "0.0% (0/60; 95 % CI 0.0%–6.0%)" in study.read_text()
 
 
 @pytest.mark.parametrize("placement, cv", [("gpu-compact", "42.6%"), ("gpu-fused-bf16", "31.7%")])
