@@ -1,0 +1,42 @@
+"""Withdraw one wrongly measured ceiling and its floors from one run's replay results (rlperf.report.replay_withdraw).
+
+    python scripts/withdraw_replay_ceiling.py RUN.json --ceiling d2d_Bps --reason "why" --out NEW.json
+
+RUN.json is one `rlperf replay` run (withdraw from each part of a split sweep, then merge them); NEW.json must not
+exist. Exit 2 on bad input, nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rlperf.commands.replay import SCHEMA, SCHEMA_VERSION
+from rlperf.errors import UsageError
+from rlperf.report.jsonio import read_json, write_json
+from rlperf.report.replay_withdraw import CEILING_KEYS, withdraw_ceiling
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--ceiling", required=True, help=f"one of {', '.join(CEILING_KEYS)}")
+    ap.add_argument("--reason", required=True, help="why it is withdrawn (kept in the document)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        if args.out.exists():
+            raise UsageError(f"{args.out}: exists; not overwritten")
+        doc = withdraw_ceiling(read_json(args.run, schema=SCHEMA, versions=(SCHEMA_VERSION,)), args.ceiling,
+                               args.reason)
+    except UsageError as exc:
+        print(f"withdraw_replay_ceiling: {exc}", file=sys.stderr)
+        return 2
+    write_json(args.out, doc)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
