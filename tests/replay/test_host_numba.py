@@ -66,8 +66,19 @@ def test_a_missing_numba_is_a_skip_with_the_reason(monkeypatch):
 def test_host_numba_sets_up_on_numba_threads_and_verifies_its_batch():
     p = _built("host-numba", threads=8)
     assert isinstance(p, HostNumbaReplay)
-    assert numba.get_num_threads() == min(8, numba.config.NUMBA_NUM_THREADS)
+    assert p.numba_threads == numba.get_num_threads() == min(8, numba.config.NUMBA_NUM_THREADS)
     p.verify()
+
+
+def test_each_gather_applies_its_own_numba_thread_count_again(monkeypatch):
+    """The mask is thread-local and the e2e env kernels set theirs on the same thread between samples."""
+    p = _built("host-numba", threads=1)
+    calls = []
+    real = numba.set_num_threads
+    monkeypatch.setattr(numba, "set_num_threads", lambda n: (calls.append(n), real(n)))
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # an env kernel's count
+    p.cpu_sample()
+    assert calls[-1] == p.numba_threads == 1 and numba.get_num_threads() == 1
 
 
 def test_its_cpu_sample_is_hosts_batch_byte_for_byte_and_no_index_select(monkeypatch):
@@ -102,6 +113,17 @@ def test_a_layout_whose_stored_row_is_not_its_batch_row_is_refused_before_alloca
     p = HostNumbaReplay(spec=spec, layout=case.workload.layout, capacity_rows=CAP, sample_rows=S, device=None,
                         threads=1, seed=SEED, step_rows=case.workload.num_envs)
     with pytest.raises(ValueError, match="copies whole rows"):
+        p.setup()
+    assert not hasattr(p, "storage")
+
+
+def test_rows_of_an_odd_word_count_are_refused_before_allocating():
+    from rlperf.row_layout import RowLayout
+
+    odd = RowLayout(5, 2, 6)  # 2 * 5 + 2 + 3 + 2 * 6 = 27 words: 108 B, not a multiple of 8
+    p = HostNumbaReplay(spec=PLACEMENTS["host-numba"], layout=odd, capacity_rows=64, sample_rows=8, device=None,
+                        threads=1, seed=SEED)
+    with pytest.raises(ValueError, match="multiple of 8 B, layout 'fp32' has 108 B rows"):
         p.setup()
     assert not hasattr(p, "storage")
 

@@ -97,7 +97,8 @@ class HostNumbaReplay(HostReplay):
 
     The kernel copies whole rows of equal byte width, so the stored row must be the batch row (no
     next-obs elision; the registry refuses elided layouts for this transfer). Numba's thread count is a
-    thread-local mask: it is set here, on the thread that sets up and samples."""
+    thread-local mask that others on the sampling thread set too (the e2e collector's env kernels set
+    theirs before each run), so each gather applies this placement's count again (about a microsecond)."""
 
     def setup(self) -> None:
         import numba
@@ -106,9 +107,13 @@ class HostNumbaReplay(HostReplay):
             raise ValueError(f"{self.name}: the Numba row gather copies whole rows, but layout "
                              f"{self.layout.name!r} stores {self.layout.stored_width} words a row and batches "
                              f"{self.layout.batch_width}")
+        if self.layout.stored_row_bytes % 8:
+            raise ValueError(f"{self.name}: host_gather takes rows of a multiple of 8 B, layout "
+                             f"{self.layout.name!r} has {self.layout.stored_row_bytes} B rows")
         super().setup()
-        numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+        self.numba_threads = min(self.threads, numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(self.numba_threads)
         host_gather.check_variant("plain")  # compile now, not inside the first timed call
 
     def gather(self, idx: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-        return host_gather.gather("plain", self.table, idx, out)
+        return host_gather.gather("plain", self.table, idx, out, threads=self.numba_threads)
