@@ -21,7 +21,7 @@ from tests.e2e.test_loop_fake import FakeCollector
 
 OVERRIDES = ["algo.num_envs=16", "algo.replay_buffer_n=8", "algo.batch_size=32", "algo.actor_hidden_dim=16",
              "algo.critic_hidden_dim=16", "algo.num_atoms=11", "algo.use_compile=false", "training.use_amp=false"]
-CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined", "host-bf16", "host-compact")
+CPU_PLACEMENTS = ("host", "host-pageable", "host-pipelined", "host-bf16", "host-compact", "host-numba")
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
@@ -139,6 +139,15 @@ def test_gpu_placements_are_skipped_with_a_reason_on_a_cpu_box():
     assert not small.ok and "needs" in small.reason and "available" in small.reason and " B)" in small.reason
     with pytest.raises(UsageError, match="valid: host"):
         ReplayPort("nope", wl, capacity_rows=8, device=None, threads=1, seed=0)
+
+
+def test_host_numba_needs_the_host_bytes_of_host_on_a_gpu_host():
+    """Both gather into a host staging batch: the e2e guard counts the second slot's staging for both."""
+    wl = compose("g1_motion_tracking", "mujoco")
+    reasons = {name: replay_memory_verdict(name, wl, wl.capacity_rows, cuda=True, host_available=1,
+                                           device_free=2**50).reason for name in ("host", "host-numba")}
+    assert "needs" in reasons["host"]
+    assert reasons["host-numba"] == reasons["host"].replace("e2e host ", "e2e host-numba ")
 
 
 @pytest.mark.gpu

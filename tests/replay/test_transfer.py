@@ -1,7 +1,7 @@
 """Transfers, and every registered combination: written through the placement's own storage (wraparound,
 terminal patch), sampled and moved by its transfer, every row equal to the written row.
 
-Transfers that need no CUDA (h2d, h2d-pageable, pipelined and none fall back to the CPU learner) run
+Transfers that need no CUDA (h2d, h2d-pageable, pipelined, h2d-numba and none fall back to the CPU learner) run
 here; uva and cache, and every combination on a real device, carry the `gpu` marker.
 """
 
@@ -14,7 +14,7 @@ from rlperf.replay.run import learner_device
 from tests.replay.replay_steps import ENVS, TINY, assert_batch_matches, expected_rows, step
 
 CAP, STEPS, EVERY, BATCH = 64, 20, 8, 96  # 80 rows into 64: wraps; terminal rows within the table's slots
-CPU_TRANSFERS = ("h2d", "h2d-pageable", "pipelined", "none")
+CPU_TRANSFERS = ("h2d", "h2d-pageable", "pipelined", "none", "h2d-numba")
 
 
 def _integrity(spec) -> None:

@@ -23,7 +23,7 @@ TRANSFERS = ("none", "h2d", "h2d-pageable", "h2d-repin", "h2d-pipelined", "uva",
 TRANSFER_OF = {  # registry transfer (replay.placements.specs.TRANSFERS) -> time model
     "none": "none", "h2d": "h2d", "h2d-pageable": "h2d-pageable", "pipelined": "h2d-pipelined", "uva": "uva",
     "cache": "cache", "torchrl-pinned": "h2d-repin", "torchrl-td-pinned": "h2d-repin", "torchrl": "none",
-    "torchrl-td": "none", "reference-h2d": "h2d",
+    "torchrl-td": "none", "reference-h2d": "h2d", "h2d-numba": "h2d",
 }
 RANK_TRANSFER_OF = {"shared-host": "h2d", "gpu-replica": "none", "rank-local": "none", "sharded-global": "exchange"}
 

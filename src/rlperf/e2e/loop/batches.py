@@ -20,7 +20,7 @@ from rlperf.workload import Workload
 
 OUTPUT_BUFFERS = ("staging", "target", "out")
 SLOTS = 2  # batch t being read, batch t+1 being filled
-HOST_STAGING = ("h2d", "h2d-pageable", "pipelined")  # transfers that gather into a host staging batch
+HOST_STAGING = ("h2d", "h2d-pageable", "pipelined", "h2d-numba")  # transfers that gather into a host staging batch
 
 
 def single_gpu_placements() -> tuple[str, ...]:

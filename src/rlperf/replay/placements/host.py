@@ -2,7 +2,10 @@
 
 `h2d` stages into pinned memory (DMA straight from the staging buffer); `h2d-pageable` stages into
 pageable memory (the driver bounces it through its own pinned buffers, synchronously); `pipelined`
-gathers chunk k+1 while chunk k is already on its way to the GPU.
+gathers chunk k+1 while chunk k is already on its way to the GPU. `h2d-numba` is `h2d` with the CPU
+gather done by the Numba row-gather kernel (`replay.host_gather`, variant "plain") instead of
+`torch.index_select`: on the H200 host it beat index_select in fresh processes (issue 23 section 3), so
+it is a placement of its own that `rlperf replay` times beside `host` and `reference-host`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import torch
 
 from rlperf.measure.timing import time_cuda, time_wall
 from rlperf.replay.metrics import CPU_SAMPLE, H2D
+from rlperf.replay import host_gather
 from rlperf.replay.placements.base import Placement
 
 
@@ -86,3 +90,30 @@ class HostPipelinedReplay(HostReplay):
                 self.target[lo:hi].copy_(self.staging[lo:hi], non_blocking=True)
         self.stream.synchronize()
         return self.target[:, : self.layout.width]
+
+
+class HostNumbaReplay(HostReplay):
+    """`host` with the Numba "plain" row gather on min(threads, NUMBA_NUM_THREADS) Numba threads.
+
+    The kernel copies whole rows of equal byte width, so the stored row must be the batch row (no
+    next-obs elision; the registry refuses elided layouts for this transfer). Numba's thread count is a
+    thread-local mask that others on the sampling thread set too (the e2e collector's env kernels set
+    theirs before each run), so each gather applies this placement's count again (about a microsecond)."""
+
+    def setup(self) -> None:
+        import numba
+
+        if self.layout.stored_width != self.layout.batch_width:
+            raise ValueError(f"{self.name}: the Numba row gather copies whole rows, but layout "
+                             f"{self.layout.name!r} stores {self.layout.stored_width} words a row and batches "
+                             f"{self.layout.batch_width}")
+        if self.layout.stored_row_bytes % 8:
+            raise ValueError(f"{self.name}: host_gather takes rows of a multiple of 8 B, layout "
+                             f"{self.layout.name!r} has {self.layout.stored_row_bytes} B rows")
+        super().setup()
+        self.numba_threads = min(self.threads, numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(self.numba_threads)
+        host_gather.check_variant("plain")  # compile now, not inside the first timed call
+
+    def gather(self, idx: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return host_gather.gather("plain", self.table, idx, out, threads=self.numba_threads)

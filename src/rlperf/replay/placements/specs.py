@@ -7,8 +7,8 @@ and loads an implementation only for points that run.
   name of `replay.layouts.LAYOUTS` (fp32, fp32-padded, bf16, compact, ...).
 - **sampler**: `torch` (generator randint) or `fused` (counter-based, drawn inside the gather kernel).
 - **transfer**: how a batch reaches the learner: `none` (device storage), `h2d` (pinned staging, copy
-  stream), `h2d-pageable`, `pipelined` (8 chunks), `uva` (zero-copy kernel), `cache` (GPU cache, bulk
-  refresh). Each transfer is one class in this package.
+  stream), `h2d-numba` (`h2d` with the Numba row gather), `h2d-pageable`, `pipelined` (8 chunks), `uva`
+  (zero-copy kernel), `cache` (GPU cache, bulk refresh). Each transfer is one class in this package.
 
 `PLACEMENTS` holds the named combinations (the historical names keep working); `combination(...)`
 builds any other valid one from configuration (`storage=device-bf16,sampler=fused`), and
@@ -139,6 +139,9 @@ TRANSFERS: dict[str, Transfer] = {t.name: t for t in (
              "tensor, index_select(out=) into pinned staging on torch's threads, copy_(non_blocking) on a side stream",
              _R + "ReferenceHost", (CPU_SAMPLE, H2D, END_TO_END), _host_gather, ("host",), layouts=("fp32",),
              peer="reference"),
+    Transfer("h2d-numba", "CPU gather by the Numba row-gather kernel (host_gather \"plain\", Numba threads) -> "
+             "pinned staging -> H2D on a copy stream", _P + "host:HostNumbaReplay", (CPU_SAMPLE, H2D, END_TO_END),
+             _host_gather, ("host",), elision=False, requires=("numba",)),
 )}
 
 
@@ -288,6 +291,8 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
     _named("gpu-compact-a16-fused", "device-compact-a16", "fused", "none", "GPU-resident compact ring with every "
            "field on a 16-byte boundary (+16 B a stored row, +32 B a batch row): gpu-compact-fused's kernel with no "
            "vector straddling two fields and no misaligned load"),
+    _named("host-numba", "host-fp32", "torch", "h2d-numba", "host table, CPU gather by the Numba row-gather "
+           "kernel (host_gather \"plain\", Numba threads) -> pinned staging -> H2D on a copy stream"),
 )}
 SPECS = PLACEMENTS  # the historical name
 
