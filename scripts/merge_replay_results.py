@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 from rlperf.commands.replay import SCHEMA, SCHEMA_VERSION
-from rlperf.errors import UsageError
-from rlperf.report.jsonio import read_json, write_json
+from rlperf.report.jsonio import derive_json, read_json
 from rlperf.report.replay_merge import merge_replay_docs
 
 
@@ -20,15 +19,14 @@ def main(argv=None) -> int:
     ap.add_argument("parts", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    try:
-        if args.out.exists():
-            raise UsageError(f"{args.out}: exists; not overwritten")
+
+    def merge() -> dict:
         docs = [read_json(p, schema=SCHEMA, versions=(SCHEMA_VERSION,)) for p in args.parts]
-        merged = merge_replay_docs(docs, [p.name for p in args.parts])
-    except UsageError as exc:
-        print(f"merge_replay_results: {exc}", file=sys.stderr)
+        return merge_replay_docs(docs, [p.name for p in args.parts])
+
+    merged = derive_json(args.out, merge, prog="merge_replay_results")
+    if merged is None:
         return 2
-    write_json(args.out, merged)
     print(f"wrote {args.out} ({len(merged['results'])} measured, {len(merged['skipped'])} skipped)")
     return 0
 

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 from rlperf.commands.replay import SCHEMA, SCHEMA_VERSION
-from rlperf.errors import UsageError
-from rlperf.report.jsonio import read_json, write_json
+from rlperf.report.jsonio import derive_json, read_json
 from rlperf.report.replay_withdraw import CEILING_KEYS, withdraw_ceiling
 
 
@@ -25,15 +24,13 @@ def main(argv=None) -> int:
     ap.add_argument("--reason", required=True, help="why it is withdrawn (kept in the document)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    try:
-        if args.out.exists():
-            raise UsageError(f"{args.out}: exists; not overwritten")
-        doc = withdraw_ceiling(read_json(args.run, schema=SCHEMA, versions=(SCHEMA_VERSION,)), args.ceiling,
-                               args.reason)
-    except UsageError as exc:
-        print(f"withdraw_replay_ceiling: {exc}", file=sys.stderr)
+
+    def withdraw() -> dict:
+        run = read_json(args.run, schema=SCHEMA, versions=(SCHEMA_VERSION,))
+        return withdraw_ceiling(run, args.ceiling, args.reason)
+
+    if derive_json(args.out, withdraw, prog="withdraw_replay_ceiling") is None:
         return 2
-    write_json(args.out, doc)
     print(f"wrote {args.out}")
     return 0
 

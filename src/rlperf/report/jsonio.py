@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import sys
+from typing import Callable
+
 from rlperf.errors import UsageError
 from rlperf import atomic
 
@@ -12,6 +15,20 @@ from rlperf import atomic
 def write_json(path: str | Path, doc: dict) -> Path:
     """Write `doc` to `path` whole or not at all (rlperf.atomic holds every writer)."""
     return atomic.write_json(path, doc)
+
+
+def derive_json(out: Path, build: Callable[[], dict], *, prog: str) -> dict | None:
+    """Write the document `build()` makes to `out`, a new file, and return it; on a UsageError (an `out` that
+    exists included, checked before `build` runs) print it as `prog: ...`, write nothing, return None (exit 2)."""
+    try:
+        if out.exists():
+            raise UsageError(f"{out}: exists; not overwritten")
+        doc = build()
+    except UsageError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+    write_json(out, doc)
+    return doc
 
 
 def read_json(path: str | Path, *, schema: str, versions: tuple[int, ...]) -> dict:
