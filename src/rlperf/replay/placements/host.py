@@ -4,8 +4,9 @@
 pageable memory (the driver bounces it through its own pinned buffers, synchronously); `pipelined`
 gathers chunk k+1 while chunk k is already on its way to the GPU. `h2d-numba` is `h2d` with the CPU
 gather done by the Numba row-gather kernel (`replay.host_gather`, variant "plain") instead of
-`torch.index_select`: on the H200 host it beat index_select in fresh processes (issue 23 section 3), so
-it is a placement of its own that `rlperf replay` times beside `host` and `reference-host`.
+`torch.index_select`: on the H200 host it beat index_select by 10 % in the gather probe (issue 23 section 3), so
+it is a placement of its own that `rlperf replay` times beside `host` and `reference-host`; there, in its own
+table and timed block, it has not been faster so far (docs/replay-host-vs-reference.md).
 """
 
 from __future__ import annotations
