@@ -72,12 +72,19 @@ def timing_entry(samples: list[float], metric: str, moved: float, *, warmup: int
     if kernel:
         entry["kernel_bytes"] = kernel
         entry["kernel_x_payload"] = kernel / moved
-    floor = floor_ms(resources if resources is not None else {CEILING_OF[metric]: moved}, ceilings)
-    if floor:
-        entry["floor_ms"] = floor
-        entry["x_floor"] = stats["median_ms"] / floor
+    set_floor(entry, floor_ms(resources if resources is not None else {CEILING_OF[metric]: moved}, ceilings))
     return entry
 
 
-__all__ = ["CEILING_OF", "CaseOutcome", "bytes_moved", "floor_ms", "kernel_bytes", "resource_bytes", "skip_record",
+def set_floor(entry: dict, floor: float | None) -> None:
+    """Give a timing entry its floor and its median's distance from it, or none when no ceiling applies."""
+    entry.pop("floor_ms", None)
+    entry.pop("x_floor", None)
+    if floor:
+        entry["floor_ms"] = floor
+        entry["x_floor"] = entry["median_ms"] / floor
+
+
+__all__ = ["CEILING_OF", "CaseOutcome", "bytes_moved", "floor_ms", "kernel_bytes", "resource_bytes", "set_floor",
+           "skip_record",
            "timing_entry"]

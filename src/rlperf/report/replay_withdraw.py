@@ -1,8 +1,8 @@
 """Withdraw a ceiling a replay run measured wrongly, and every floor that rested on it, from its result document.
 
 Why: a floor is a floor only if its ceiling was measured right. When a run's ceiling is found wrong (the
-2026-12-04 H200 sweep timed its device-copy ceiling before the GPU's clocks had ramped up, so the fused gathers
-read 0.87-0.92 of their "floor"), the honest record keeps the run's timings and drops that ceiling's floors,
+2026-12-04 H200 sweep timed its device-copy ceiling on one allocation, and the same copy runs 3.14-3.74 TB/s from
+one allocation to another, so the fused gathers read 0.87-0.92 of their "floor"), the honest record keeps the run's timings and drops that ceiling's floors,
 saying why, instead of showing floors the measurements beat. The value and the reason move to
 `withdrawn_ceilings`; each timing's floor is recomputed from the ceilings that remain (its metric's own
 ceiling and bytes, `records.CEILING_OF`), so a metric bounded by another resource keeps its floor, unchanged.
@@ -14,9 +14,9 @@ import copy
 
 from rlperf.errors import UsageError
 from rlperf.replay.metrics import END_TO_END
-from rlperf.replay.records import CEILING_OF, floor_ms
+from rlperf.replay.records import CEILING_OF, floor_ms, set_floor
 
-CEILING_KEYS = ("host_copy_Bps", "h2d_pinned_Bps", "d2d_Bps")
+CEILING_KEYS = tuple(dict.fromkeys(CEILING_OF.values()))  # the ceilings a floor is computed from
 # Metrics whose floor may include a second resource (records.resource_bytes): their floor is recomputed from the
 # metric's own ceiling; every other metric's floor must come out the same, which checks the recomputation.
 TWO_RESOURCES = (END_TO_END,)
@@ -53,11 +53,7 @@ def _refloor(timing: dict, metric: str, ceilings: dict, *, changed: bool, where:
             raise UsageError(f"{where}: its floor {old} does not come from its own ceiling ({floor}); not this "
                              "document's floors")
         return
-    timing.pop("floor_ms", None)
-    timing.pop("x_floor", None)
-    if floor:
-        timing["floor_ms"] = floor
-        timing["x_floor"] = timing["median_ms"] / floor
+    set_floor(timing, floor)
 
 
 __all__ = ["CEILING_KEYS", "withdraw_ceiling"]
