@@ -17,8 +17,8 @@ from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
 from rlperf.replay.compact_merge import plan_for
 from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, ZERO
-from rlperf.replay.kernel_probe import (ALTERNATIVES, OTHER_LAYOUTS, PLACEMENTS, Variant, check_placements,
-                                        diagnostic_plan, kernel_of, variants)
+from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOUTS, PLACEMENTS, Variant,
+                                        check_placements, diagnostic_plan, kernel_of, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
@@ -42,7 +42,7 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
         changed = (v.threads != THREADS, v.step_rows is not None, v.plan is not None, v.mixed is not None,
-                   v.vec is not None, v.layout is not None)
+                   v.vec is not None, v.layout is not None, v.hint is not None)
         assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
@@ -56,6 +56,29 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert fp32[1] == Variant("gpu-fused", vec="int4") and fp32[1].checked
     assert not any(v.vec or v.mixed or v.layout for v in variants("gpu-fused-bf16", elided=False, kernel="sample_int4"))
     assert not any(v.layout for v in fp32)
+    # the whole-row kernels get every cache hint, each a checked variant of its own; the compact kernel none
+    for name, kernel, vs in (("gpu-fused", "sample_float2", fp32),
+                             ("gpu-fused-bf16", "sample_int4", variants("gpu-fused-bf16", elided=False,
+                                                                        kernel="sample_int4"))):
+        hinted = [v for v in vs if v.hint]
+        assert [v.hint for v in hinted] == list(HINTS) and all(v.checked for v in hinted)
+        assert vs.index(hinted[0]) < min(i for i, v in enumerate(vs) if v.threads != THREADS)  # before threads
+    assert not any(v.hint for v in variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge"))
+
+
+def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
+    from rlperf.replay.placements.cupy_kernels import _SOURCE
+
+    suffixes = set(re.findall(r"SAMPLE_KERNEL\(BASE##(\w+),", _SOURCE))
+    assert suffixes == set(HINTS.values())
+    assert set(re.findall(r"^SAMPLE_KERNELS\((\w+),", _SOURCE, re.M)) == set(HINTED)
+    assert kernel_of("sample_float2", Variant("gpu-fused", hint="cs")) == "sample_float2_cs"
+    assert kernel_of("sample_int4", Variant("gpu-fused-bf16", hint="l2pf-st-cs")) == "sample_int4_l2pf_stcs"
+    for kernel, v in (("sample_compact_merge", Variant("gpu-compact-fused", hint="cs")),  # not a whole-row kernel
+                      ("sample_float2", Variant("gpu-fused", hint="nt")),  # no such hint
+                      ("sample_float2", Variant("gpu-fused", hint="cs", vec="int4"))):  # two options at once
+        with pytest.raises(ValueError):
+            kernel_of(kernel, v)
 
 
 def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():

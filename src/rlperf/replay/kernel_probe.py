@@ -15,6 +15,10 @@
   (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
   previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
   copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
+- Cache hints for the whole-row kernels (gpu-fused, gpu-fused-bf16; `hint`, HINTS): the same copy with evict-first
+  loads or stores, or read-only loads with a 256-byte L2 prefetch, checked like the thread counts (issue 23: the fp32
+  gather is 2 % over its target and reads DRAM at 74 % of peak; which policy, if any, moves it is measured, not
+  assumed).
 - One other layout, for gpu-compact-fused only: `layout=a16` launches the same kernel code (under the name
   `sample_compact_a16`, so Nsight Compute tells it apart) on a second placement over compact-a16 rows, where no
   batch vector straddles two source runs and every load is aligned (docs/replay-compact-kernel.md, "The aligned
@@ -42,6 +46,10 @@ PLAN_CHOICES = ("no-mixed", "aligned")
 # compact_merge.plan_for(layout, value)
 ALTERNATIVES = {COMPACT_KERNELS["merge"]: ("mixed", "bytes", COMPACT_KERNELS["bytes"]),
                 "sample_float2": ("vec", "int4", "sample_float2_wide")}
+# Cache policies of the whole-row kernels' loads and stores (cupy_kernels.SAMPLE_KERNELS): the `hint` option's value
+# -> the suffix of the kernel it launches, for each kernel in HINTED. Checked: the same batch byte for byte.
+HINTS = {"ld-cs": "_ldcs", "st-cs": "_stcs", "cs": "_cs", "l2pf": "_l2pf", "l2pf-st-cs": "_l2pf_stcs"}
+HINTED = ("sample_int4", "sample_float2")
 # a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
 # the kernel it launches: the same code under its own name)
 OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
@@ -59,6 +67,7 @@ class Variant:
     mixed: str | None = None  # "bytes": the compact kernel's straddling vectors byte by byte (checked)
     vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
     layout: str | None = None  # "a16": the compact kernel over compact-a16 rows (checked field by field)
+    hint: str | None = None  # one of HINTS: a whole-row kernel's loads or stores under another cache policy (checked)
 
     @property
     def checked(self) -> bool:
@@ -76,7 +85,8 @@ class Variant:
         mixed = "" if self.mixed is None else f" mixed={self.mixed}"
         vec = "" if self.vec is None else f" vec={self.vec}"
         layout = "" if self.layout is None else f" layout={self.layout}"
-        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}"
+        hint = "" if self.hint is None else f" hint={self.hint}"
+        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}"
 
 
 def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list[Variant]:
@@ -88,6 +98,8 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
         out.append(Variant(placement, **{option: value}))
     if kernel in OTHER_LAYOUTS:
         out.append(Variant(placement, layout=OTHER_LAYOUTS[kernel][0]))
+    if kernel in HINTED:
+        out += [Variant(placement, hint=h) for h in HINTS]
     out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
         out += [Variant(placement, step_rows=s) for s in STEP_CHOICES]
@@ -98,9 +110,14 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
 def kernel_of(kernel: str, variant: Variant) -> str:
     """The kernel `variant` launches: `kernel`, or its alternative (or other layout's name) when the variant
     picks it."""
-    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec", "layout") if getattr(variant, o) is not None]
+    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec", "layout", "hint") if getattr(variant, o) is not None]
     if not picked:
         return kernel
+    if picked[0][0] == "hint":
+        if len(picked) > 1 or kernel not in HINTED or variant.hint not in HINTS:
+            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such cache hint; hints {sorted(HINTS)} "
+                             f"for the kernels {HINTED}, one option at a time")
+        return kernel + HINTS[variant.hint]
     if picked[0][0] == "layout":
         value, _, name = OTHER_LAYOUTS.get(kernel, (None, None, None))
         if picked != [("layout", value)]:
@@ -255,7 +272,7 @@ def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: boo
     vs = [Variant(placement)]
     if alternatives:
         vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
-               if v.mixed or v.vec or v.layout]
+               if v.mixed or v.vec or v.layout or v.hint]
     for v in vs:
         call = launcher(pl, v)
         for _ in range(warmup):
@@ -277,8 +294,8 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
     vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "kernel": kernel_of(pl.kernel, v),
-             "checked": v.checked, "compared": v.compared,
+             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint,
+             "kernel": kernel_of(pl.kernel, v), "checked": v.checked, "compared": v.compared,
              "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
@@ -290,6 +307,6 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     return rows
 
 
-__all__ = ["ALTERNATIVES", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings", "build",
-           "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of", "profile",
+__all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings",
+           "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of", "profile",
            "same_output", "variants"]

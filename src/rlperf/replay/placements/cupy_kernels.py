@@ -27,21 +27,49 @@ __device__ __forceinline__ u64 splitmix64(u64 x) {
     return x ^ (x >> 31);
 }
 
+// Cache policy of the row copy's loads (LD) and stores (ST), a template factor so the kernel probe can time
+// one against another (issue 23 §1; none is the default until measured): LD 0 plain, 1 evict-first
+// (`__ldcs`, ld.global.cs), 2 read-only without L1 allocation and with a 256-byte L2 prefetch
+// (ld.global.nc.L1::no_allocate.L2::256B: a row spans 15-30 such blocks); ST 0 plain, 1 evict-first (`__stcs`).
+template <int LD> __device__ __forceinline__ int4 load_vec(const int4* p) {
+    if constexpr (LD == 1) return __ldcs(p);
+    if constexpr (LD == 2) {
+        int4 v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+        return v;
+    }
+    return *p;
+}
+template <int LD> __device__ __forceinline__ float2 load_vec(const float2* p) {
+    if constexpr (LD == 1) return __ldcs(p);
+    if constexpr (LD == 2) {
+        float2 v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+        return v;
+    }
+    return *p;
+}
+template <int ST, typename V> __device__ __forceinline__ void store_vec(V* p, const V v) {
+    if constexpr (ST == 1) __stcs(p, v);
+    else *p = v;
+}
+
 // Copy one row of `vecs` vectors with a warp: each lane issues all of its loads before its first
 // store (U per lane), so a row's loads are all in flight at once instead of one latency per vector.
-template <typename V, int U>
+template <typename V, int U, int LD = 0, int ST = 0>
 __device__ __forceinline__ void copy_row(const V* __restrict__ src, V* __restrict__ dst, int vecs, int lane) {
     for (int base = lane; base < vecs; base += 32 * U) {
         V tmp[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int v = base + u * 32;
-            if (v < vecs) tmp[u] = src[v];
+            if (v < vecs) tmp[u] = load_vec<LD>(src + v);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int v = base + u * 32;
-            if (v < vecs) dst[v] = tmp[u];
+            if (v < vecs) store_vec<ST>(dst + v, tmp[u]);
         }
     }
 }
@@ -62,7 +90,7 @@ extern "C" __global__ void gather_int4(const u64 table, const u64 idx, const u64
 }
 
 // Fused sampler: counter-based indices (splitmix64 of seed, tick, row) and the row copy in one pass.
-template <typename V, int U>
+template <typename V, int U, int LD = 0, int ST = 0>
 __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long long* __restrict__ idx,
                                             V* __restrict__ out, int rows, int vecs, u64 first, u64 count,
                                             u64 capacity, u64 seed, u64 tick) {
@@ -73,21 +101,28 @@ __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long lo
         const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
         const long long row = (long long)((first + draw) % capacity);
         if (lane == 0) idx[r] = row;
-        copy_row<V, U>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
+        copy_row<V, U, LD, ST>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
     }
 }
 
-extern "C" __global__ void sample_int4(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
-                                       u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
-    sample_rows<int4, 8>((const int4*)table, (long long*)idx, (int4*)out, rows, vecs, first, count, capacity,
-                         seed, tick);
-}
-
-extern "C" __global__ void sample_float2(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
-                                         u64 first, u64 count, u64 capacity, u64 seed, u64 tick) {
-    sample_rows<float2, 16>((const float2*)table, (long long*)idx, (float2*)out, rows, vecs, first, count,
-                            capacity, seed, tick);
-}
+#define SAMPLE_ARGS const u64 table, const u64 idx, const u64 out, int rows, int vecs, u64 first, u64 count, \
+    u64 capacity, u64 seed, u64 tick
+// sample_int4 (16-byte rows) and sample_float2 (8-byte rows), and each under a cache policy (LD, ST) with the
+// name suffix the kernel probe's `hint` option maps to (kernel_probe.HINTS)
+#define SAMPLE_KERNEL(NAME, V, U, LD, ST) \
+    extern "C" __global__ void NAME(SAMPLE_ARGS) { \
+        sample_rows<V, U, LD, ST>((const V*)table, (long long*)idx, (V*)out, rows, vecs, first, count, capacity, \
+                                  seed, tick); \
+    }
+#define SAMPLE_KERNELS(BASE, V, U) \
+    SAMPLE_KERNEL(BASE, V, U, 0, 0) \
+    SAMPLE_KERNEL(BASE##_ldcs, V, U, 1, 0) \
+    SAMPLE_KERNEL(BASE##_stcs, V, U, 0, 1) \
+    SAMPLE_KERNEL(BASE##_cs, V, U, 1, 1) \
+    SAMPLE_KERNEL(BASE##_l2pf, V, U, 2, 0) \
+    SAMPLE_KERNEL(BASE##_l2pf_stcs, V, U, 2, 1)
+SAMPLE_KERNELS(sample_int4, int4, 8)
+SAMPLE_KERNELS(sample_float2, float2, 16)
 
 // A row of `n8` 8-byte units, 8-byte aligned, copied with 16-byte loads (the `int4` variant of sample_float2, an
 // unmeasured alternative): a row 8 B past a 16-byte boundary starts with one 8-byte head, the aligned middle
