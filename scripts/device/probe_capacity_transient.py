@@ -1,0 +1,89 @@
+"""Why do the fused gathers run ~10 % slow at 2^24 rows in some processes and at full speed in others? One process,
+a time series (issue 23; records 2026-12-04-capacity-2p24/ and the hint A/B of 2026-12-04, where gpu-fused-bf16
+at 2^24 was slow in its first round only, right after the 62 GB fp32 table of the placement before it was freed):
+
+1. gpu-fused-bf16 at 2^24 rows, set up in a fresh process (nothing freed before it): timed for 8 s;
+2. a 62 GB device allocation (the fp32 table's size) written and held: 3 s; then freed (torch empty_cache, so
+   the driver gets it back): 15 s; the same once more: 10 s.
+
+Each step: 0.3 s idle, then NVML (SM/memory clock, power, utilisation of the last sample period, throttle
+reasons), then the median of 5 CUDA-event windows of 10 back-to-back draws (the A/B's timing). One JSON line
+each, with seconds since the process started.
+
+    python3 scripts/device/probe_capacity_transient.py --out series.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+BIG_BYTES = 62 * 10**9
+
+
+def _nvml():
+    import pynvml
+
+    pynvml.nvmlInit()
+    h = pynvml.nvmlDeviceGetHandleByIndex(0)
+
+    def read() -> dict:
+        u = pynvml.nvmlDeviceGetUtilizationRates(h)
+        return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+                "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000, "util_gpu": u.gpu, "util_mem": u.memory,
+                "throttle": int(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h))}
+
+    return read
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--exponent", type=int, default=24)
+    args = ap.parse_args()
+    import torch
+
+    from rlperf.measure.timing import time_cuda
+    from rlperf.replay import kernel_probe
+
+    t0 = time.perf_counter()
+    read = _nvml()
+    out = open(args.out, "w")
+
+    def note(phase: str, **extra) -> None:
+        out.write(json.dumps({"phase": phase, "t": round(time.perf_counter() - t0, 3), **read(), **extra}) + "\n")
+        out.flush()
+
+    def series(phase: str, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            time.sleep(0.3)
+            idle = read()
+            s = time_cuda(call, warmup=1, repeat=5, stream=pl.stream, inner=10, run_ahead=True)
+            note(phase, ms=statistics.median(s), idle={k: idle[k] for k in ("util_mem", "power_w")})
+
+    note("start")
+    pl = kernel_probe.build("gpu-fused-bf16", args.exponent)
+    note("built")
+    call = kernel_probe.launcher(pl, kernel_probe.Variant("gpu-fused-bf16"))
+    series("fresh", 8)
+    for k in (1, 2):
+        big = torch.empty(BIG_BYTES, dtype=torch.uint8, device="cuda")
+        big.fill_(1)
+        torch.cuda.synchronize()
+        note(f"big{k} written")
+        series(f"big{k} held", 3)
+        del big
+        torch.cuda.empty_cache()
+        torch.cuda.synchronize()
+        note(f"big{k} freed")
+        series(f"after free {k}", 15 if k == 1 else 10)
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
