@@ -6,6 +6,9 @@ at 2^24 was slow in its first round only, right after the 62 GB fp32 table of th
 2. a 62 GB device allocation (the fp32 table's size) written and held: 3 s; then freed (torch empty_cache, so
    the driver gets it back): 15 s; the same once more: 10 s.
 
+With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers run): first N GB of
+pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s more.
+
 Each step: 0.3 s idle, then NVML (SM/memory clock, power, utilisation of the last sample period, throttle
 reasons), then the median of 5 CUDA-event windows of 10 back-to-back draws (the A/B's timing). One JSON line
 each, with seconds since the process started.
@@ -43,6 +46,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--exponent", type=int, default=24)
+    ap.add_argument("--host-gb", type=int, default=0, help="GB of host memory written and held first")
     args = ap.parse_args()
     import torch
 
@@ -66,6 +70,11 @@ def main() -> int:
             note(phase, ms=statistics.median(s), idle={k: idle[k] for k in ("util_mem", "power_w")})
 
     note("start")
+    host = None
+    if args.host_gb:
+        host = torch.empty(args.host_gb * 10**9, dtype=torch.uint8)
+        host.fill_(1)
+        note(f"host {args.host_gb} GB written")
     pl = kernel_probe.build("gpu-fused-bf16", args.exponent)
     note("built")
     call = kernel_probe.launcher(pl, kernel_probe.Variant("gpu-fused-bf16"))
@@ -81,6 +90,10 @@ def main() -> int:
         torch.cuda.synchronize()
         note(f"big{k} freed")
         series(f"after free {k}", 15 if k == 1 else 10)
+    if host is not None:
+        del host
+        note("host memory freed")
+        series("host freed", 8)
     out.close()
     return 0
 
