@@ -303,3 +303,25 @@ def test_judge_config_leaves_the_clone_clean(tmp_path):
     assert Path(path).is_file()
     status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain"], capture_output=True, text=True)
     assert status.stdout == ""
+
+
+def test_a_study_that_judged_no_trial_exits_5_not_0(monkeypatch, tmp_path, capsys):
+    """The H200 study of 2026-12-04 whose one point's calls were too slow for its pairs: every trial left out,
+    its gate session exit 0, and the study said exit 0 with 0 trials. Now it is no result (exit 5)."""
+    from rlperf.gate.power import study as study_module
+
+    arm = {"arm": "null", "trials": 0, "factor": 1.05, "k": 0}
+    doc = {"dry_run": False, "arms": [arm, {**arm, "factor": 1.1}]}
+    monkeypatch.setattr(study_module, "check_options", lambda args: None)
+    monkeypatch.setattr(study_module, "run_study", lambda args, command: doc)
+    monkeypatch.setattr("rlperf.gate.power.tables.to_markdown", lambda d: "table")
+    argv = ["--repo", str(ROOT), "--null-only", "--out-json", str(tmp_path / "p.json"),
+            "--out-md", str(tmp_path / "p.md")]
+    assert study(argv) == 5
+    err = capsys.readouterr().err
+    assert "no trial judged for null at x1.05 (k 0), null at x1.1 (k 0)" in err and "no result" in err
+    doc["arms"][1]["trials"] = 60  # one arm judged, one not: still no complete result
+    assert study(argv) == 5
+    doc["arms"][0]["trials"] = 60
+    assert study(argv) == 0
+    assert study_module.unjudged_arms({"dry_run": True, "arms": [arm]}) == []  # a dry run judges nothing by design

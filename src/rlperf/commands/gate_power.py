@@ -23,7 +23,8 @@ session of --passes-per-block kept passes per arm and block, and cuts them into 
 passes (or, with --paired-seconds, each point's pairs into --trials-per-block trials), each judged by
 the gate's verdict path (`rlperf gate --no-run --passes-from`). Reported per arm: detection rate,
 false alarms per unchanged point and per gate run (95 % Wilson intervals), CV of base medians, samples
-per point, seconds per gate run. `resample` re-cuts a paired study's kept pairs into other trial
+per point, seconds per gate run. A study in which an arm judged no trial (e.g. every pair of a point skipped)
+exits 5, not 0: it compared nothing. `resample` re-cuts a paired study's kept pairs into other trial
 lengths without measuring; `session-bias` tests a block study's sessions against shuffled passes.
 `nulls` measures the false alarms of a WHOLE gate run (docs/gate.md, Null runs): `run` gates the null arm
 against --base with a CI leg's profile over the null-run sample (bench_plan.NULL_RUN_POINTS) and appends
@@ -332,9 +333,17 @@ def run(args) -> int:
         return _resample(args)
     if args.action == "session-bias":
         return _session_bias(args)
-    from rlperf.gate.power.study import check_options, run_study
+    from rlperf.errors import EXIT_INFRASTRUCTURE
+    from rlperf.gate.power.study import check_options, run_study, unjudged_arms
     from rlperf.gate.power.tables import to_markdown
 
     check_options(args)
-    print(to_markdown(run_study(args, _command(args))))
+    doc = run_study(args, _command(args))
+    print(to_markdown(doc))
+    empty = unjudged_arms(doc)
+    if empty:  # a study that compared nothing is no result, however its gate sessions exited
+        print(f"rlperf gate-power: no trial judged for {', '.join(empty)} (the log says why, e.g. a point's paired "
+              f"sampling gave no pairs); {args.out_json} records it; no result (exit {EXIT_INFRASTRUCTURE})",
+              file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
     return 0

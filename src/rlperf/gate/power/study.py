@@ -170,4 +170,13 @@ def run_study(args, command: str) -> dict:
             shutil.rmtree(clone, ignore_errors=True)
 
 
-__all__ = ["check_options", "run_study"]
+def unjudged_arms(doc: dict) -> list[str]:
+    """The arms (with factor and k) of a study document that ran trials but judged none: a paired point whose
+    workers gave no pairs is left out of every trial, and a study of only such points compared nothing."""
+    if doc.get("dry_run"):
+        return []
+    return [f"{a['arm']}" + (f" at x{a['factor']:g}" if a.get("factor") is not None else "")
+            + (f" (k {a['k']})" if a.get("k") is not None else "") for a in doc.get("arms", []) if not a.get("trials")]
+
+
+__all__ = ["check_options", "run_study", "unjudged_arms"]
