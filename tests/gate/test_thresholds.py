@@ -115,13 +115,14 @@ def test_gate_toml_no_longer_ungates_points_by_hand():
             assert r.paired_factor < config.factor
 
 
-def test_gpu_fused_bf16_is_paired_at_the_factor_its_null_study_measured():
-    """0 false alarms in 60 paired null comparisons at 1.03-1.10 on the H200 host (power-paired/gpu-fused-bf16)."""
+@pytest.mark.parametrize("placement", ["gpu-fused-bf16", "gpu-compact-a16-fused"])
+def test_a_fixed_gpu_gather_is_paired_at_the_factor_its_null_study_measured(placement):
+    """0 false alarms in 60 paired null comparisons at 1.03-1.10 on the H200 host (power-paired/PLACEMENT)."""
     config = _h200_config()
-    name = "bench_replay.ReplayGpuSample.track_ms(20, 'gpu-fused-bf16', 1)"
+    name = f"bench_replay.ReplayGpuSample.track_ms(20, '{placement}', 1)"
     policy = policy_for(config, "bench_replay.ReplayGpuSample.track_ms", name, {})
     assert policy.paired_factor == 1.05 and "paired factor: rule" in policy.source and policy.advisory is None
-    study = ROOT / "results/reports/gate/nvidia-h200x1-16vcpu-intel-xeon/power-paired/gpu-fused-bf16/power.md"
+    study = ROOT / f"results/reports/gate/nvidia-h200x1-16vcpu-intel-xeon/power-paired/{placement}/power.md"
     assert "| null  | 0   |     1.05 |       0 |       60 | n/a" in study.read_text()
     assert "0.0% (0/60; 95 % CI 0.0%–6.0%)" in study.read_text()
 

@@ -12,7 +12,7 @@ import pytest
 from rlperf.errors import UsageError
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE
 from rlperf.replay.records import timing_entry
-from rlperf.report.replay_withdraw import withdraw_ceiling
+from rlperf.report.replay_withdraw import raise_ceiling, withdraw_ceiling
 
 ROOT = Path(__file__).resolve().parents[2]
 CEIL = {"host_copy_Bps": 100e9, "h2d_pinned_Bps": 50e9, "d2d_Bps": 3e12}
@@ -71,3 +71,50 @@ def test_the_script_writes_a_new_file_only(tmp_path):
     assert json.loads(out.read_text())["withdrawn_ceilings"]["d2d_Bps"]["reason"] == "cold clocks"
     again = subprocess.run(script, capture_output=True, text=True)
     assert again.returncode == 2 and "exists; not overwritten" in again.stderr
+
+
+def test_a_raised_ceiling_lowers_only_the_floors_it_bounds_and_keeps_what_was_measured():
+    doc = _doc()
+    out = raise_ceiling(doc, "d2d_Bps", 4e12, "part-b.json (t)", "the best device copy of the sweep")
+    assert out["ceilings"]["d2d_Bps"] == 4e12 and doc["ceilings"]["d2d_Bps"] == 3e12
+    assert out["raised_ceilings"] == {"d2d_Bps": {"measured": 3e12, "value": 4e12, "from": "part-b.json (t)",
+                                                  "reason": "the best device copy of the sweep"}}
+    gpu, host, cache = (r["timings"] for r in out["results"])
+    assert gpu[GPU_SAMPLE]["floor_ms"] == pytest.approx(240e6 / 4e12 * 1e3)
+    assert gpu[GPU_SAMPLE]["x_floor"] == pytest.approx(0.07 / 0.06)
+    assert host == doc["results"][1]["timings"]  # host copy and PCIe floors are untouched
+    assert cache[END_TO_END]["floor_ms"] == pytest.approx(240e6 / 4e12 * 1e3)  # its HBM gather, at the new rate
+    raised_pcie = raise_ceiling(doc, "h2d_pinned_Bps", 100e9, "p", "r")  # the cache's floor stays its HBM gather's
+    assert raised_pcie["results"][2]["timings"][END_TO_END]["floor_ms"] == pytest.approx(0.08)
+    assert raised_pcie["results"][1]["timings"][END_TO_END]["floor_ms"] == pytest.approx(120e6 / 100e9 * 1e3)
+
+
+def test_a_raise_is_refused_when_it_is_none_or_a_floor_is_still_beaten():
+    doc = _doc()
+    with pytest.raises(UsageError, match="not above this run's 3000.0 GB/s"):
+        raise_ceiling(doc, "d2d_Bps", 3e12, "p", "r")
+    with pytest.raises(UsageError, match="say where"):
+        raise_ceiling(doc, "d2d_Bps", 4e12, " ", "r")
+    with pytest.raises(UsageError, match="raise in one part, then merge"):
+        raise_ceiling(dict(doc, parts=[]), "d2d_Bps", 4e12, "p", "r")
+    doc["results"][0]["timings"][GPU_SAMPLE].update(median_ms=0.05)  # beats 240 MB at 4 TB/s (0.06 ms)
+    with pytest.raises(UsageError, match=r"still beat their floors: gpu-fused 8 gpu_sample_wall x0.833"):
+        raise_ceiling(doc, "d2d_Bps", 4e12, "p", "r")
+
+
+def test_the_raise_script_takes_the_value_from_the_same_machines_other_part_only(tmp_path):
+    run, other, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "new.json"
+    run.write_text(json.dumps(dict(_doc(), schema_version=1, machine={"name": "m"})))
+    part_b = dict(_doc(), schema_version=1, machine={"name": "m"}, created_at="T")
+    part_b["ceilings"] = dict(part_b["ceilings"], d2d_Bps=4e12)
+    other.write_text(json.dumps(part_b))
+    script = [sys.executable, str(ROOT / "scripts" / "raise_replay_ceiling.py"), str(run), "--ceiling", "d2d_Bps",
+              "--from", str(other), "--reason", "best of the sweep", "--out", str(out)]
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert json.loads(out.read_text())["raised_ceilings"]["d2d_Bps"]["from"] == "b.json (T)"
+    again = subprocess.run(script, capture_output=True, text=True)
+    assert again.returncode == 2  # the output exists: not overwritten
+    out.unlink()
+    other.write_text(json.dumps(dict(part_b, machine={"name": "elsewhere"})))
+    proc = subprocess.run(script, capture_output=True, text=True)
+    assert proc.returncode == 2 and "same machine" in proc.stderr and not out.exists()

@@ -93,6 +93,10 @@ def analysis_lines(doc: dict) -> list[str]:
         c = doc["ceilings"]
         lines += ["", "Ceilings measured: " + ", ".join(
             f"{k.removesuffix('_Bps')} {v / 1e9:.1f} GB/s" for k, v in c.items() if k.endswith("_Bps"))]
+    for k, r in (doc.get("raised_ceilings") or {}).items():  # report.replay_withdraw.raise_ceiling
+        lines += ["", f"Ceiling raised: {k.removesuffix('_Bps')} measured {r['measured'] / 1e9:.1f} GB/s in this "
+                  f"run, {r['value'] / 1e9:.1f} GB/s in {r['from']} on the same machine; floors use the latter: "
+                  f"{r['reason']}"]
     for k, w in (doc.get("withdrawn_ceilings") or {}).items():  # report.replay_withdraw
         lines += ["", f"Ceiling withdrawn, its floors not shown: {k.removesuffix('_Bps')} (measured "
                   f"{w['value'] / 1e9:.1f} GB/s): {w['reason']}"]

@@ -58,7 +58,7 @@ def placement_chart(doc: dict, path: Path) -> Path | None:
     floors = [(i, r["floor_ms"]) for i, r in enumerate(rows) if r["floor_ms"]]
     if floors:
         ax.scatter([f for _, f in floors], [i for i, _ in floors], marker="|", s=260, color="black", zorder=3,
-                   label="physical floor (bytes / ceiling measured in this run)")
+                   label="physical floor (bytes / ceiling measured on this machine in this sweep)")
         ax.legend(loc="upper right", fontsize=8)  # the shortest bars are at the top
     for i, r in enumerate(rows):
         ax.text(r["median_ms"], i, f" {r['median_ms']:.3f} ms", va="center", fontsize=7)
