@@ -6,7 +6,9 @@ at 2^24 was slow in its first round only, right after the 62 GB fp32 table of th
 2. a 62 GB device allocation (the fp32 table's size) written and held: 3 s; then freed (torch empty_cache, so
    the driver gets it back): 15 s; the same once more: 10 s.
 
-With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers run): first N GB of
+With `--free-first-gb N`: N GB of device memory written and freed (torch empty_cache) before the table is set up,
+the order every slow case so far shares (docs/replay-bimodality.md, "2^24 rows"); the first windows then come
+right after set-up. With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers run): first N GB of
 pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s more.
 
 Each step: 0.3 s idle, then NVML (SM/memory clock, power, utilisation of the last sample period, throttle
@@ -47,6 +49,8 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--exponent", type=int, default=24)
     ap.add_argument("--host-gb", type=int, default=0, help="GB of host memory written and held first")
+    ap.add_argument("--free-first-gb", type=int, default=0,
+                    help="GB of device memory written and freed before the table is set up")
     args = ap.parse_args()
     import torch
 
@@ -75,8 +79,16 @@ def main() -> int:
         host = torch.empty(args.host_gb * 10**9, dtype=torch.uint8)
         host.fill_(1)
         note(f"host {args.host_gb} GB written")
+    if args.free_first_gb:
+        first = torch.empty(args.free_first_gb * 10**9, dtype=torch.uint8, device="cuda")
+        first.fill_(1)
+        torch.cuda.synchronize()
+        del first
+        torch.cuda.empty_cache()
+        note(f"device {args.free_first_gb} GB written and freed")
     pl = kernel_probe.build("gpu-fused-bf16", args.exponent)
-    note("built")
+    note("built", table_ptr=pl.table.data_ptr(), table_mod_2MiB=pl.table.data_ptr() % (2 << 20),
+         out_ptr=pl.out.data_ptr())
     call = kernel_probe.launcher(pl, kernel_probe.Variant("gpu-fused-bf16"))
     series("fresh", 8)
     for k in (1, 2):
