@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from rlperf.commands.replay import SCHEMA, SCHEMA_VERSION
-from rlperf.errors import UsageError
 from rlperf.report.jsonio import derive_json, read_json
-from rlperf.report.replay_withdraw import CEILING_KEYS, raise_ceiling
+from rlperf.report.replay_withdraw import CEILING_KEYS, raise_ceiling_from
 
 
 def main(argv=None) -> int:
@@ -33,14 +32,7 @@ def main(argv=None) -> int:
     def raised() -> dict:
         run = read_json(args.run, schema=SCHEMA, versions=(SCHEMA_VERSION,))
         other = read_json(args.source, schema=SCHEMA, versions=(SCHEMA_VERSION,))
-        if other.get("machine", {}).get("name") != run.get("machine", {}).get("name"):
-            raise UsageError(f"{args.source} was measured on {other.get('machine', {}).get('name')!r}, {args.run} on "
-                             f"{run.get('machine', {}).get('name')!r}: a ceiling comes from the same machine")
-        value = (other.get("ceilings") or {}).get(args.ceiling)
-        if not value:
-            raise UsageError(f"{args.source} measured no {args.ceiling}")
-        source = f"{args.source.name} ({other.get('created_at', '?')})"
-        return raise_ceiling(run, args.ceiling, float(value), source, args.reason)
+        return raise_ceiling_from(run, other, args.ceiling, args.source.name, args.reason)
 
     if derive_json(args.out, raised, prog="raise_replay_ceiling") is None:
         return 2

@@ -118,3 +118,16 @@ def test_the_raise_script_takes_the_value_from_the_same_machines_other_part_only
     other.write_text(json.dumps(dict(part_b, machine={"name": "elsewhere"})))
     proc = subprocess.run(script, capture_output=True, text=True)
     assert proc.returncode == 2 and "same machine" in proc.stderr and not out.exists()
+
+
+def test_a_raise_from_another_part_needs_its_machine_and_its_ceiling():
+    from rlperf.report.replay_withdraw import raise_ceiling_from
+
+    doc = dict(_doc(), machine={"name": "m"})
+    other = dict(_doc(), machine={"name": "m"}, created_at="T", ceilings={"d2d_Bps": 4e12})
+    out = raise_ceiling_from(doc, other, "d2d_Bps", "b.json", "best of the sweep")
+    assert out["raised_ceilings"]["d2d_Bps"]["from"] == "b.json (T)" and out["ceilings"]["d2d_Bps"] == 4e12
+    with pytest.raises(UsageError, match="b.json measured no h2d_pinned_Bps"):
+        raise_ceiling_from(doc, other, "h2d_pinned_Bps", "b.json", "r")
+    with pytest.raises(UsageError, match="measured on 'elsewhere', this run on 'm'"):
+        raise_ceiling_from(doc, dict(other, machine={"name": "elsewhere"}), "d2d_Bps", "b.json", "r")

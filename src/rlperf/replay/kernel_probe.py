@@ -308,5 +308,5 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
 
 __all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings",
-           "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of", "profile",
-           "same_output", "variants"]
+           "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of",
+           "profile", "same_output", "variants"]

@@ -97,6 +97,19 @@ def raise_ceiling(doc: dict, key: str, value: float, source: str, reason: str) -
     return out
 
 
+def raise_ceiling_from(doc: dict, other: dict, key: str, other_name: str, reason: str) -> dict:
+    """`raise_ceiling` with the value `other` (another part of the same sweep, read from `other_name`) measured:
+    refused unless both were measured on the same machine and `other` has that ceiling."""
+    mine, theirs = (doc.get("machine") or {}).get("name"), (other.get("machine") or {}).get("name")
+    if mine != theirs:
+        raise UsageError(f"{other_name} was measured on {theirs!r}, this run on {mine!r}: a ceiling comes from the "
+                         "same machine")
+    value = (other.get("ceilings") or {}).get(key)
+    if not value:
+        raise UsageError(f"{other_name} measured no {key}")
+    return raise_ceiling(doc, key, float(value), f"{other_name} ({other.get('created_at', '?')})", reason)
+
+
 def _raised_floor(timing: dict, metric: str, before: dict, after: dict, key: str) -> float | None:
     """The floor of `timing` with ceiling `key` raised: its own resource's time at the new ceilings, or the other
     resource's (a two-resource metric whose old floor exceeds its own resource's time was bound by the other one:
@@ -110,4 +123,4 @@ def _raised_floor(timing: dict, metric: str, before: dict, after: dict, key: str
     return max(floor_ms({own: moved}, after) or 0.0, other) or None
 
 
-__all__ = ["CEILING_KEYS", "raise_ceiling", "withdraw_ceiling"]
+__all__ = ["CEILING_KEYS", "raise_ceiling", "raise_ceiling_from", "withdraw_ceiling"]

@@ -28,7 +28,8 @@ __device__ __forceinline__ u64 splitmix64(u64 x) {
 }
 
 // Cache policy of the row copy's loads (LD) and stores (ST), a template factor so the kernel probe can time
-// one against another (issue 23 §1; none is the default until measured): LD 0 plain, 1 evict-first
+// one against another (issue 23; measured on the H200 2026-12-04, none adopted: docs/replay-compact-kernel.md,
+// "Cache hints"; the placements launch LD 0, ST 0): LD 0 plain, 1 evict-first
 // (`__ldcs`, ld.global.cs), 2 read-only without L1 allocation and with a 256-byte L2 prefetch
 // (ld.global.nc.L1::no_allocate.L2::256B: a row spans 15-30 such blocks); ST 0 plain, 1 evict-first (`__stcs`).
 template <int LD> __device__ __forceinline__ int4 load_vec(const int4* p) {
