@@ -9,6 +9,7 @@ If it outruns `copy_`, the ceiling was torch's, not the machine's (issue 23: a f
 from __future__ import annotations
 
 import functools
+import warnings
 
 _SOURCE = r"""
 typedef unsigned long long u64;
@@ -58,5 +59,8 @@ def sm_copy(dst, src, *, unroll: int = 4, stream=None) -> None:
     n = nbytes // 16
     stream = stream or torch.cuda.current_stream(src.device)
     blocks = -(-n // (THREADS * unroll))
-    with cupy.cuda.ExternalStream(stream.cuda_stream, src.device.index or 0):
+    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream for a protocol torch may lack
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ext = cupy.cuda.ExternalStream(stream.cuda_stream, src.device.index or 0)
+    with ext:
         _kernel(unroll)((blocks,), (THREADS,), (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int64(n)))
