@@ -6,10 +6,13 @@ at 2^24 was slow in its first round only, right after the 62 GB fp32 table of th
 2. a 62 GB device allocation (the fp32 table's size) written and held: 3 s; then freed (torch empty_cache, so
    the driver gets it back): 15 s; the same once more: 10 s.
 
+`--placement` and `--exponent` pick another fused table (gpu-fused's fp32 table at 2^24 is 62 GB), `--fresh-only` times
+the fresh table only (step 1).
+
 With `--free-first-gb N`: N GB of device memory written and freed (torch empty_cache) before the table is set up,
 the order every slow case so far shares (docs/replay-bimodality.md, "2^24 rows"); the first windows then come
-right after set-up. With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers run): first N GB of
-pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s more.
+right after set-up. With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers
+run): first N GB of pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s more.
 
 Each step: 0.3 s idle, then NVML (SM/memory clock, power, utilisation of the last sample period, throttle
 reasons), then the median of 5 CUDA-event windows of 10 back-to-back draws (the A/B's timing). One JSON line
@@ -48,6 +51,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--exponent", type=int, default=24)
+    ap.add_argument("--placement", default="gpu-fused-bf16", help="a fused placement of kernel_probe.PLACEMENTS")
+    ap.add_argument("--fresh-only", action="store_true", help="time the fresh table only (no 62 GB steps)")
     ap.add_argument("--host-gb", type=int, default=0, help="GB of host memory written and held first")
     ap.add_argument("--free-first-gb", type=int, default=0,
                     help="GB of device memory written and freed before the table is set up")
@@ -86,12 +91,13 @@ def main() -> int:
         del first
         torch.cuda.empty_cache()
         note(f"device {args.free_first_gb} GB written and freed")
-    pl = kernel_probe.build("gpu-fused-bf16", args.exponent)
-    note("built", table_ptr=pl.table.data_ptr(), table_mod_2MiB=pl.table.data_ptr() % (2 << 20),
+    pl = kernel_probe.build(kernel_probe.check_placements([args.placement])[0], args.exponent)
+    note("built", placement=args.placement, exponent=args.exponent,
+         table_bytes=pl.table.numel() * pl.table.element_size(), table_ptr=pl.table.data_ptr(), table_mod_2MiB=pl.table.data_ptr() % (2 << 20),
          out_ptr=pl.out.data_ptr())
-    call = kernel_probe.launcher(pl, kernel_probe.Variant("gpu-fused-bf16"))
+    call = kernel_probe.launcher(pl, kernel_probe.Variant(args.placement))
     series("fresh", 8)
-    for k in (1, 2):
+    for k in () if args.fresh_only else (1, 2):
         big = torch.empty(BIG_BYTES, dtype=torch.uint8, device="cuda")
         big.fill_(1)
         torch.cuda.synchronize()
