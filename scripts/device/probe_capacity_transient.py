@@ -12,7 +12,8 @@ the fresh table only (step 1).
 With `--free-first-gb N`: N GB of device memory written and freed (torch empty_cache) before the table is set up,
 the order every slow case so far shares (docs/replay-bimodality.md, "2^24 rows"); the first windows then come
 right after set-up. With `--host-gb N` (the sweep's second part holds 31-62 GB host tables while its GPU gathers
-run): first N GB of pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s more.
+run): first N GB of pageable host memory written and held, then steps 1-2, then it is freed and the gather timed 8 s
+more.
 
 Each step: 0.3 s idle, then NVML (SM/memory clock, power, utilisation of the last sample period, throttle
 reasons), then the median of 5 CUDA-event windows of 10 back-to-back draws (the A/B's timing). One JSON line
@@ -93,8 +94,8 @@ def main() -> int:
         note(f"device {args.free_first_gb} GB written and freed")
     pl = kernel_probe.build(kernel_probe.check_placements([args.placement])[0], args.exponent)
     note("built", placement=args.placement, exponent=args.exponent,
-         table_bytes=pl.table.numel() * pl.table.element_size(), table_ptr=pl.table.data_ptr(), table_mod_2MiB=pl.table.data_ptr() % (2 << 20),
-         out_ptr=pl.out.data_ptr())
+         table_bytes=pl.table.numel() * pl.table.element_size(), table_ptr=pl.table.data_ptr(),
+         table_mod_2MiB=pl.table.data_ptr() % (2 << 20), out_ptr=pl.out.data_ptr())
     call = kernel_probe.launcher(pl, kernel_probe.Variant(args.placement))
     series("fresh", 8)
     for k in () if args.fresh_only else (1, 2):
