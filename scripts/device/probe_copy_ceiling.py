@@ -24,19 +24,6 @@ import json
 import statistics
 
 
-def rotating(n: int, pool, fn):
-    """A call that applies `fn(pool_slice)` to the next `n`-element slice of `pool` each time."""
-    slices = pool.numel() // n
-    state = {"k": 0}
-
-    def call() -> None:
-        k = state["k"]
-        fn(pool[k * n:(k + 1) * n])
-        state["k"] = (k + 1) % slices
-
-    return call
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -68,22 +55,16 @@ def main() -> int:
 
     methods = []  # (name, allocation, call, stream, bytes counted, inner, run_ahead)
     for a, (dst, pool) in enumerate(pairs):
-        def torch_copy(src, dst=dst):
-            dst.copy_(src, non_blocking=True)
-
-        methods.append(("copy_ once", a, rotating(n, pool, torch_copy), None, 2 * nbytes, 1, False))
-        methods.append(("copy_ held", a, rotating(n, pool, torch_copy), None, 2 * nbytes, 10, True))
+        methods.append(("copy_ once", a, ceilings.rotating_copy(dst, pool), None, 2 * nbytes, 1, False))
+        methods.append(("copy_ held", a, ceilings.rotating_copy(dst, pool), None, 2 * nbytes, 10, True))
         for u in UNROLLS:
             def sm(src, dst=dst, u=u):
                 sm_copy(dst, src, unroll=u, stream=stream)
 
-            methods.append((f"sm-u{u} held", a, rotating(n, pool, sm), stream, 2 * nbytes, 10, True))
+            methods.append((f"sm-u{u} held", a, ceilings.rotating(n, pool, sm), stream, 2 * nbytes, 10, True))
 
-    def h2d(src):
-        h2d_dst.copy_(src, non_blocking=True)
-
-    methods.append(("h2d once", 0, rotating(n, h2d_pool, h2d), None, nbytes, 1, False))
-    methods.append(("h2d held", 0, rotating(n, h2d_pool, h2d), None, nbytes, 10, True))
+    methods.append(("h2d once", 0, ceilings.rotating_copy(h2d_dst, h2d_pool), None, nbytes, 1, False))
+    methods.append(("h2d held", 0, ceilings.rotating_copy(h2d_dst, h2d_pool), None, nbytes, 10, True))
     for p, pl in gathers.items():
         moved = 2 * pl.sample_rows * pl.layout.batch_row_bytes
         call = kernel_probe.launcher(pl, kernel_probe.Variant(p))

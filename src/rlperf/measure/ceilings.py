@@ -54,17 +54,22 @@ def pool_slices(nbytes: int, pool_bytes: int = POOL_BYTES) -> int:
     return max(4, -(-pool_bytes // nbytes))
 
 
-def rotating_copy(dst: torch.Tensor, pool: torch.Tensor):
-    """A callable that copies the next `dst`-sized slice of `pool` into `dst` on every call."""
-    n, slices = dst.numel(), pool.numel() // dst.numel()
+def rotating(n: int, pool: torch.Tensor, apply):
+    """A callable that calls `apply` on the next `n`-element slice of `pool` on every call, wrapping around."""
+    slices = pool.numel() // n
     state = {"k": 0}
 
-    def copy() -> None:
+    def call() -> None:
         k = state["k"]
-        dst.copy_(pool[k * n:(k + 1) * n], non_blocking=True)
+        apply(pool[k * n:(k + 1) * n])
         state["k"] = (k + 1) % slices
 
-    return copy
+    return call
+
+
+def rotating_copy(dst: torch.Tensor, pool: torch.Tensor):
+    """A callable that copies the next `dst`-sized slice of `pool` into `dst` on every call."""
+    return rotating(dst.numel(), pool, lambda src: dst.copy_(src, non_blocking=True))
 
 
 def _pool(n: int, slices: int, **kw) -> torch.Tensor:
