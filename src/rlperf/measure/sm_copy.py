@@ -9,7 +9,8 @@ If it outruns `copy_`, the ceiling was torch's, not the machine's (issue 23: a f
 from __future__ import annotations
 
 import functools
-import warnings
+
+from rlperf.measure.cupy_stream import cupy_stream
 
 _SOURCE = r"""
 typedef unsigned long long u64;
@@ -49,7 +50,6 @@ def _kernel(unroll: int):
 def sm_copy(dst, src, *, unroll: int = 4, stream=None) -> None:
     """Copy torch CUDA tensor `src` into `dst` (same byte count, a multiple of 16, both 16-byte aligned) on
     `stream` (torch's current one if None)."""
-    import cupy
     import numpy as np
     import torch
 
@@ -59,8 +59,5 @@ def sm_copy(dst, src, *, unroll: int = 4, stream=None) -> None:
     n = nbytes // 16
     stream = stream or torch.cuda.current_stream(src.device)
     blocks = -(-n // (THREADS * unroll))
-    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream for a protocol torch may lack
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ext = cupy.cuda.ExternalStream(stream.cuda_stream, src.device.index or 0)
-    with ext:
+    with cupy_stream(stream):
         _kernel(unroll)((blocks,), (THREADS,), (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int64(n)))

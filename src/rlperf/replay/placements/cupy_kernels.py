@@ -15,7 +15,8 @@ Kernels take raw addresses (uint64) so torch owns every buffer; they run on the 
 from __future__ import annotations
 
 import functools
-import warnings
+
+from rlperf.measure.cupy_stream import cupy_stream
 
 _SOURCE = r"""
 typedef unsigned long long u64;
@@ -333,22 +334,6 @@ def kernel(name: str):
     import cupy
 
     return cupy.RawModule(code=_SOURCE, options=("-std=c++17",)).get_function(name)
-
-
-def cupy_stream(torch_stream):
-    """A CuPy view of a torch CUDA stream, so CuPy launches queue behind torch's work (one per stream:
-    building it costs more host time than the launch, and the host cost per draw is the fused kernel's
-    limit at 2^20 rows)."""
-    return _external_stream(torch_stream.cuda_stream, torch_stream.device.index or 0)
-
-
-@functools.lru_cache(maxsize=64)
-def _external_stream(handle: int, device: int):
-    import cupy
-
-    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream in favour of a protocol torch may lack
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return cupy.cuda.ExternalStream(handle, device)
 
 
 def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:
