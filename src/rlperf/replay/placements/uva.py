@@ -25,12 +25,17 @@ class UvaReplay(Placement):
         if self.prefill:
             self.sample()  # compile outside any timing
 
-    def sample(self) -> torch.Tensor:
+    def queue(self) -> None:
+        """Queue one batch on `self.stream` (the device draw, then the zero-copy gather) without waiting: `sample`
+        waits for it, and the pass probe (`replay.pass_probe`) times the queueing and the wait apart."""
         with torch.cuda.stream(self.stream):
             self.sampler.sample(self.storage, self.idx)
         launch("gather_int4", self.stream, self.sample_rows,
                np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
+
+    def sample(self) -> torch.Tensor:
+        self.queue()
         self.stream.synchronize()
         return self.out[:, : self.layout.width]
 
