@@ -11,18 +11,16 @@ what each mode means: `rlperf.replay.pass_probe`. Without CUDA only the CPU mode
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 
-from rlperf.atomic import create_json, write_text
+from rlperf.atomic import create_json
+from rlperf.commands.probe_records import add_record_args, check_new_out, summarized
 
 
 def main() -> int:
     from rlperf.replay import pass_probe
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", help="the JSON record of this process (a new file)")
     families = pass_probe.family_placements()
     ap.add_argument("--placement", default="host",
                     help="; ".join(f"{f}: {', '.join(names)}" for f, names in families.items()))
@@ -33,20 +31,11 @@ def main() -> int:
     ap.add_argument("--gap-ms", type=float, help="the idle gap of the -after- modes (default: the H2D measured here)")
     ap.add_argument("--modes", help=f"comma-separated; host: {', '.join(pass_probe.HOST_MODES)}; zero-copy: "
                     f"{', '.join(pass_probe.ZERO_COPY_MODES)} (default: all the placement's family runs here)")
-    ap.add_argument("--summarize", nargs="+", metavar="JSON", help="records to tabulate (no measuring)")
-    ap.add_argument("--out-md", help="with --summarize: write the Markdown here instead of stdout")
+    add_record_args(ap)
     args = ap.parse_args()
-    if args.summarize:
-        text = pass_probe.summarize([json.load(open(p)) for p in args.summarize])
-        if args.out_md:
-            write_text(args.out_md, text + "\n")
-        else:
-            print(text)
+    if summarized(args, pass_probe.summarize):
         return 0
-    if not args.out:
-        ap.error("measuring needs --out FILE (or --summarize JSON...)")
-    if os.path.exists(args.out):
-        ap.error(f"--out {args.out} exists; records are never replaced: name a new file")
+    check_new_out(ap, args)
     modes = args.modes.split(",") if args.modes else None
     if args.rounds < 1 or args.repeat < 1 or (args.threads is not None and args.threads < 1):
         ap.error("--rounds, --repeat and --threads must be >= 1")

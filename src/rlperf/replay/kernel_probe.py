@@ -156,9 +156,10 @@ def check_placements(names) -> list[str]:
     return list(names)
 
 
-def build(placement: str, exponent: int, *, seed: int = 0):
+def build(placement: str, exponent: int, *, seed: int = 0, sample_rows: int | None = None):
     """`placement` set up on CUDA device 0 over a prefilled table of 2^exponent g1_motion_tracking rows, one
-    batch verified row by row."""
+    batch verified row by row. `sample_rows`: a batch other than the workload's (its output buffer holds that
+    many rows; a launch may then draw fewer)."""
     import torch
 
     from rlperf.replay.build import build_placement
@@ -167,6 +168,8 @@ def build(placement: str, exponent: int, *, seed: int = 0):
     case = ReplayCase(TASK, SIM, placement, 2**exponent)
     pl = build_placement(case.spec, case.workload, case.capacity_rows, device=torch.device("cuda", 0),
                          threads=1, seed=seed)
+    if sample_rows is not None:
+        pl.sample_rows = sample_rows
     pl.setup()
     pl.verify()
     return pl
