@@ -156,18 +156,18 @@ def check_placements(names) -> list[str]:
     return list(names)
 
 
-def build(placement: str, exponent: int, *, seed: int = 0, sample_rows: int | None = None):
-    """`placement` set up on CUDA device 0 over a prefilled table of 2^exponent g1_motion_tracking rows, one
-    batch verified row by row. `sample_rows`: a batch other than the workload's (its output buffer holds that
-    many rows; a launch may then draw fewer)."""
-    import torch
-
+def build(placement: str, exponent: int, *, seed: int = 0, sample_rows: int | None = None, threads: int = 1):
+    """`placement` set up on the learner device (CUDA device 0; the CPU where there is none) over a prefilled table
+    of 2^exponent g1_motion_tracking rows, one batch verified row by row. `sample_rows`: a batch other than the
+    workload's (its output buffer holds that many rows; a launch may then draw fewer). `threads`: torch's, for the
+    host placements' CPU gather."""
     from rlperf.replay.build import build_placement
     from rlperf.replay.cases import ReplayCase
+    from rlperf.replay.run import learner_device
 
     case = ReplayCase(TASK, SIM, placement, 2**exponent)
-    pl = build_placement(case.spec, case.workload, case.capacity_rows, device=torch.device("cuda", 0),
-                         threads=1, seed=seed)
+    pl = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=threads,
+                         seed=seed)
     if sample_rows is not None:
         pl.sample_rows = sample_rows
     pl.setup()

@@ -40,7 +40,8 @@ import statistics
 import sys
 import time
 
-TASK, SIM = "g1_motion_tracking", "motrix"
+from rlperf.measure.timing import time_cuda, time_wall
+
 CPU_MODES = ("cpu", "cpu-after-spin", "cpu-after-sleep")
 HOST_MODES = CPU_MODES + ("h2d", "sample", "pass")
 ZERO_COPY_MODES = ("device-held", "device", "sample", "pass")
@@ -117,8 +118,6 @@ def _pass_call(pl, torch) -> dict:
 
 
 def _call(pl, mode: str, gap_ms: float, torch) -> dict:
-    from rlperf.measure.timing import time_cuda, time_wall
-
     if mode in CPU_MODES:
         return _cpu_call(pl, mode, gap_ms)
     if mode == "h2d":
@@ -157,23 +156,19 @@ def _checked(placement: str, modes, cuda: bool) -> tuple[str, tuple[str, ...]]:
     return family, modes
 
 
-def _built(placement: str, capacity_exponent: int, sample_rows: int | None, threads: int, seed: int, torch):
-    """The placement set up and one batch verified, with the seconds that took."""
-    from rlperf.replay.build import build_placement
+def _built(placement: str, capacity_exponent: int, sample_rows: int | None, threads: int, seed: int):
+    """The placement set up and one batch verified (`kernel_probe.build`), with the seconds that took."""
+    from rlperf.replay import kernel_probe
     from rlperf.replay.cases import ReplayCase
 
-    case = ReplayCase(TASK, SIM, placement, 2**capacity_exponent)
-    batch = sample_rows or case.workload.sample_rows_per_rank
-    need = max(2 * batch, case.workload.num_envs + batch)  # the newest step (num_envs rows) is never sampled
-    if case.capacity_rows < need:
+    wl = ReplayCase(kernel_probe.TASK, kernel_probe.SIM, placement, 2**capacity_exponent).workload
+    batch = sample_rows or wl.sample_rows_per_rank
+    need = max(2 * batch, wl.num_envs + batch)  # the newest step (num_envs rows) is never sampled
+    if 2**capacity_exponent < need:
         raise ValueError(f"a table of 2^{capacity_exponent} rows is too small for a {batch:,}-row batch after a "
-                         f"{case.workload.num_envs:,}-row step; use a capacity exponent >= {(need - 1).bit_length()}")
-    device = torch.device("cuda", 0) if torch.cuda.is_available() else None
-    pl = build_placement(case.spec, case.workload, case.capacity_rows, device=device, threads=threads, seed=seed)
-    pl.sample_rows = batch
+                         f"{wl.num_envs:,}-row step; use a capacity exponent >= {(need - 1).bit_length()}")
     t0 = time.perf_counter()
-    pl.setup()
-    pl.verify()
+    pl = kernel_probe.build(placement, capacity_exponent, seed=seed, sample_rows=batch, threads=threads)
     return pl, time.perf_counter() - t0
 
 
@@ -192,7 +187,7 @@ def probe(placement: str = "host", *, capacity_exponent: int = 20, threads: int 
     cuda = torch.cuda.is_available()
     family, modes = _checked(placement, modes, cuda)
     threads = threads or default_torch_threads(1)
-    pl, setup_s = _built(placement, capacity_exponent, sample_rows, threads, seed, torch)
+    pl, setup_s = _built(placement, capacity_exponent, sample_rows, threads, seed)
     if gap_ms is None:
         host_copy = cuda and family == "host"
         gap_ms = statistics.median(_call(pl, "h2d", 0, torch)["ms"] for _ in range(5)) if host_copy else DEFAULT_GAP_MS
