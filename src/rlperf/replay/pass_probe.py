@@ -76,19 +76,13 @@ def _spin(ms: float) -> None:
         pass
 
 
-def _wall(fn) -> float:
-    t = time.perf_counter_ns()
-    fn()
-    return (time.perf_counter_ns() - t) / 1e6
-
-
 def _cpu_call(pl, mode: str, gap_ms: float) -> dict:
     """One timed call of a CPU mode: its ms, with the gap (spun or slept) before it and outside the clock."""
     if mode == "cpu-after-spin":
         _spin(gap_ms)
     elif mode == "cpu-after-sleep":
         time.sleep(gap_ms / 1e3)
-    return {"ms": _wall(pl.cpu_sample)}
+    return {"ms": time_wall(pl.cpu_sample, warmup=0, repeat=1)[0]}
 
 
 def _pass_call(pl, torch) -> dict:

@@ -36,12 +36,20 @@ def _checked(placements, sizes) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(placements), sizes
 
 
-def _copy(nbytes: int, device, torch):
-    """A call copying `nbytes` from the next slice of a rotating device pool (never hot in L2) into one buffer."""
-    from rlperf.measure.ceilings import pool_slices, rotating_copy
+def _pool(nbytes: int, device, torch):
+    """A device pool that holds enough slices of `nbytes` (and of anything smaller) that none is hot in L2 when it
+    is read again (`measure.ceilings.pool_slices`): one pool serves every batch size of a row width."""
+    from rlperf.measure.ceilings import pool_slices
 
     n = nbytes // 4
-    return rotating_copy(torch.empty(n, device=device), torch.ones(pool_slices(4 * n) * n, device=device))
+    return torch.ones(pool_slices(4 * n) * n, device=device)
+
+
+def _copy(nbytes: int, pool, torch):
+    """A call copying `nbytes` from the next slice of the rotating `pool` into one buffer."""
+    from rlperf.measure.ceilings import rotating_copy
+
+    return rotating_copy(torch.empty(nbytes // 4, device=pool.device), pool)
 
 
 def probe(placements=PLACEMENTS, sizes=SIZES, *, exponent: int = 20, rounds: int = 5, repeat: int = 5) -> dict:
@@ -66,9 +74,10 @@ def probe(placements=PLACEMENTS, sizes=SIZES, *, exponent: int = 20, rounds: int
     for name, pl in built.items():
         launch = kernel_probe.launcher(pl, kernel_probe.Variant(name))
         rb = row_bytes[name]
+        pool = _pool(sizes[-1] * rb, pl.device, torch)
         for s in sizes:
             calls[(name, s)] = (pl, rb, launch, pl.stream)
-            calls[(f"copy of {rb:,} B rows", s)] = (None, rb, _copy(s * rb, pl.device, torch), pl.stream)
+            calls[(f"copy of {rb:,} B rows", s)] = (None, rb, _copy(s * rb, pool, torch), pl.stream)
     torch.cuda.synchronize()  # the pools' fills ran on the default stream; the copies run on the placements'
     setup_s = time.perf_counter() - t0
     keys = list(calls)
