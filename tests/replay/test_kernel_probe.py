@@ -17,8 +17,8 @@ from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
 from rlperf.replay.compact_merge import plan_for
 from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, ZERO
-from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOUTS, PLACEMENTS, Variant,
-                                        check_placements, diagnostic_plan, kernel_of, variants)
+from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOUTS, PARTS, PLACEMENTS, Variant,
+                                        check_placements, diagnostic_plan, kernel_of, launcher, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
 from rlperf.replay.placements.cupy_kernels import THREADS, launch
@@ -42,7 +42,7 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
         changed = (v.threads != THREADS, v.step_rows is not None, v.plan is not None, v.mixed is not None,
-                   v.vec is not None, v.layout is not None, v.hint is not None)
+                   v.vec is not None, v.layout is not None, v.hint is not None, v.parts is not None)
         assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
@@ -63,14 +63,18 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
         hinted = [v for v in vs if v.hint]
         assert [v.hint for v in hinted] == list(HINTS) and all(v.checked for v in hinted)
         assert vs.index(hinted[0]) < min(i for i, v in enumerate(vs) if v.threads != THREADS)  # before threads
-    assert not any(v.hint for v in variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge"))
+        split = [v for v in vs if v.parts]  # and every split, checked, before the hints
+        assert [v.parts for v in split] == list(PARTS) and all(v.checked for v in split)
+        assert vs.index(split[-1]) < vs.index(hinted[0])
+    compact = variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge")
+    assert not any(v.hint or v.parts for v in compact)
 
 
 def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
     from rlperf.replay.placements.cupy_kernels import _SOURCE
 
     suffixes = set(re.findall(r"SAMPLE_KERNEL\(BASE##(\w+),", _SOURCE))
-    assert suffixes == set(HINTS.values())
+    assert suffixes == set(HINTS.values()) | {f"_p{p}" for p in PARTS}
     assert set(re.findall(r"^SAMPLE_KERNELS\((\w+),", _SOURCE, re.M)) == set(HINTED)
     assert kernel_of("sample_float2", Variant("gpu-fused", hint="cs")) == "sample_float2_cs"
     assert kernel_of("sample_int4", Variant("gpu-fused-bf16", hint="l2pf-st-cs")) == "sample_int4_l2pf_stcs"
@@ -79,6 +83,28 @@ def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
                       ("sample_float2", Variant("gpu-fused", hint="cs", vec="int4"))):  # two options at once
         with pytest.raises(ValueError):
             kernel_of(kernel, v)
+
+
+def test_a_split_launches_its_build_with_that_many_warps_a_row_and_only_for_a_whole_row_kernel(monkeypatch):
+    from rlperf.replay.placements.cupy_kernels import _SOURCE
+
+    for p in PARTS:  # each split is built from the source with its P
+        assert re.search(rf"SAMPLE_KERNEL\(BASE##_p{p}, V, U, 0, 0, {p}\)", _SOURCE)
+    assert kernel_of("sample_float2", Variant("gpu-fused", parts=4)) == "sample_float2_p4"
+    assert kernel_of("sample_int4", Variant("gpu-fused-bf16", parts=2)) == "sample_int4_p2"
+    for kernel, v in (("sample_compact_merge", Variant("gpu-compact-fused", parts=2)),  # not a whole-row kernel
+                      ("sample_float2", Variant("gpu-fused", parts=3)),  # not a built split
+                      ("sample_float2", Variant("gpu-fused", parts=2, hint="cs"))):  # two options at once
+        with pytest.raises(ValueError, match="cache hint|no such split"):
+            kernel_of(kernel, v)
+    launched = []  # the grid is sized by warps: the batch's rows times the warps a row
+    monkeypatch.setattr("rlperf.replay.placements.cupy_kernels.launch",
+                        lambda name, stream, warps, *args, threads: launched.append((name, warps, args[3])))
+    pl = _cpu_placement("gpu-fused")
+    for v in (Variant("gpu-fused"), Variant("gpu-fused", parts=4)):
+        launcher(pl, v, tick=7)()
+    assert launched == [("sample_float2", pl.sample_rows, pl.sample_rows),
+                        ("sample_float2_p4", 4 * pl.sample_rows, pl.sample_rows)]  # the kernel's rows stay the batch's
 
 
 def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():

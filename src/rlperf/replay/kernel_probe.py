@@ -15,6 +15,8 @@
   (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
   previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
   copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
+- Work units a row for the whole-row kernels (`parts`, PARTS): each row copied by 2 or 4 warps, checked like the
+  thread counts (issue 23: a launch's tail or the DRAM rate?).
 - Cache hints for the whole-row kernels (gpu-fused, gpu-fused-bf16; `hint`, HINTS): the same copy with evict-first
   loads or stores, or read-only loads with a 256-byte L2 prefetch, checked like the thread counts (issue 23: the fp32
   gather is 2 % over its target and reads DRAM at 74 % of peak; which policy, if any, moves it is measured, not
@@ -50,6 +52,11 @@ ALTERNATIVES = {COMPACT_KERNELS["merge"]: ("mixed", "bytes", COMPACT_KERNELS["by
 # -> the suffix of the kernel it launches, for each kernel in HINTED. Checked: the same batch byte for byte.
 HINTS = {"ld-cs": "_ldcs", "st-cs": "_stcs", "cs": "_cs", "l2pf": "_l2pf", "l2pf-st-cs": "_l2pf_stcs"}
 HINTED = ("sample_int4", "sample_float2")
+# Work units a row for the whole-row kernels (HINTED): `parts` P launches the kernel's `_pP` build, each row copied by
+# P warps (a P-th of its vectors each) and P times the warps launched. Checked. The question it answers: is the fp32
+# gather's gap to the copy a launch's tail (the last rows run while the rest of the GPU idles; shorter work units
+# shorten it) or the random rows' DRAM rate (no change)?
+PARTS = (2, 4)
 # a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
 # the kernel it launches: the same code under its own name)
 OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
@@ -68,6 +75,7 @@ class Variant:
     vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
     layout: str | None = None  # "a16": the compact kernel over compact-a16 rows (checked field by field)
     hint: str | None = None  # one of HINTS: a whole-row kernel's loads or stores under another cache policy (checked)
+    parts: int | None = None  # one of PARTS: a whole-row kernel's row copied by that many warps (checked)
 
     @property
     def checked(self) -> bool:
@@ -86,7 +94,13 @@ class Variant:
         vec = "" if self.vec is None else f" vec={self.vec}"
         layout = "" if self.layout is None else f" layout={self.layout}"
         hint = "" if self.hint is None else f" hint={self.hint}"
-        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}"
+        parts = "" if self.parts is None else f" parts={self.parts}"
+        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}{parts}"
+
+    @property
+    def warps_per_row(self) -> int:
+        """Warps a sampled row takes: what the launch's grid is sized by, with the batch's rows."""
+        return 1 if self.parts is None else self.parts
 
 
 def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list[Variant]:
@@ -99,6 +113,7 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
     if kernel in OTHER_LAYOUTS:
         out.append(Variant(placement, layout=OTHER_LAYOUTS[kernel][0]))
     if kernel in HINTED:
+        out += [Variant(placement, parts=p) for p in PARTS]
         out += [Variant(placement, hint=h) for h in HINTS]
     out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
@@ -110,7 +125,8 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
 def kernel_of(kernel: str, variant: Variant) -> str:
     """The kernel `variant` launches: `kernel`, or its alternative (or other layout's name) when the variant
     picks it."""
-    picked = [(o, getattr(variant, o)) for o in ("mixed", "vec", "layout", "hint") if getattr(variant, o) is not None]
+    options = ("mixed", "vec", "layout", "hint", "parts")
+    picked = [(o, getattr(variant, o)) for o in options if getattr(variant, o) is not None]
     if not picked:
         return kernel
     if picked[0][0] == "hint":
@@ -118,6 +134,11 @@ def kernel_of(kernel: str, variant: Variant) -> str:
             raise ValueError(f"{variant.label}: kernel {kernel!r} has no such cache hint; hints {sorted(HINTS)} "
                              f"for the kernels {HINTED}, one option at a time")
         return kernel + HINTS[variant.hint]
+    if picked[0][0] == "parts":
+        if len(picked) > 1 or kernel not in HINTED or variant.parts not in PARTS:
+            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such split; parts {PARTS} for the kernels "
+                             f"{HINTED}, one option at a time")
+        return f"{kernel}_p{variant.parts}"
     if picked[0][0] == "layout":
         value, _, name = OTHER_LAYOUTS.get(kernel, (None, None, None))
         if picked != [("layout", value)]:
@@ -235,8 +256,8 @@ def launcher(pl, variant: Variant, tick: int | None = None):
 
     def call() -> None:
         t = pl.sampler.next_tick() if tick is None else tick
-        launch(name, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan, **extra),
-               threads=variant.threads)
+        launch(name, pl.stream, pl.sample_rows * variant.warps_per_row,
+               *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan, **extra), threads=variant.threads)
 
     return call
 
@@ -275,7 +296,7 @@ def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: boo
     vs = [Variant(placement)]
     if alternatives:
         vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
-               if v.mixed or v.vec or v.layout or v.hint]
+               if v.mixed or v.vec or v.layout or v.hint or v.parts]
     for v in vs:
         call = launcher(pl, v)
         for _ in range(warmup):
@@ -297,7 +318,7 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
     vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint,
+             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint, "parts": v.parts,
              "kernel": kernel_of(pl.kernel, v), "checked": v.checked, "compared": v.compared,
              "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
@@ -310,6 +331,6 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     return rows
 
 
-__all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PLACEMENTS", "PLAN_CHOICES", "Variant", "ab_timings",
-           "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout", "placement_of",
-           "profile", "same_output", "variants"]
+__all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PARTS", "PLACEMENTS", "PLAN_CHOICES", "Variant",
+           "ab_timings", "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout",
+           "placement_of", "profile", "same_output", "variants"]

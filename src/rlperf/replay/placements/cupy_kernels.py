@@ -91,19 +91,38 @@ extern "C" __global__ void gather_int4(const u64 table, const u64 idx, const u64
     copy_rows<int4, 8>((const int4*)table, (const long long*)idx, (int4*)out, rows, vecs);
 }
 
-// Fused sampler: counter-based indices (splitmix64 of seed, tick, row) and the row copy in one pass.
-template <typename V, int U, int LD = 0, int ST = 0>
+__device__ __forceinline__ long long draw_row(int r, int rows, u64 first, u64 count, u64 capacity, u64 seed,
+                                              u64 tick) {
+    // uniform over the `count` sampleable rows starting at `first`, wrapping at capacity
+    const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
+    return (long long)((first + draw) % capacity);
+}
+
+// Fused sampler: counter-based indices (splitmix64 of seed, tick, row) and the row copy in one pass. P > 1 (the
+// kernel probe's `parts`, issue 23: is fp32's gap a launch's tail?) splits each row into P runs of whole vectors,
+// one warp a run, so a launch has P times the work units, each a P-th as long; the run-0 warp writes the index.
+template <typename V, int U, int LD = 0, int ST = 0, int P = 1>
 __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long long* __restrict__ idx,
                                             V* __restrict__ out, int rows, int vecs, u64 first, u64 count,
                                             u64 capacity, u64 seed, u64 tick) {
     const int lane = threadIdx.x & 31;
     const int warps = blockDim.x >> 5;
-    for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
-        // uniform over the `count` sampleable rows starting at `first`, wrapping at capacity
-        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
-        const long long row = (long long)((first + draw) % capacity);
-        if (lane == 0) idx[r] = row;
-        copy_row<V, U, LD, ST>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
+    if constexpr (P == 1) {
+        for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
+            const long long row = draw_row(r, rows, first, count, capacity, seed, tick);
+            if (lane == 0) idx[r] = row;
+            copy_row<V, U, LD, ST>(table + row * (long long)vecs, out + (long long)r * vecs, vecs, lane);
+        }
+    } else {
+        const int run = (vecs + P - 1) / P;
+        for (int w = blockIdx.x * warps + (threadIdx.x >> 5); w < rows * P; w += gridDim.x * warps) {
+            const int r = w / P, lo = (w % P) * run;
+            const long long row = draw_row(r, rows, first, count, capacity, seed, tick);
+            if (lane == 0 && lo == 0) idx[r] = row;
+            if (lo < vecs)
+                copy_row<V, U, LD, ST>(table + row * (long long)vecs + lo, out + (long long)r * vecs + lo,
+                                       min(run, vecs - lo), lane);
+        }
     }
 }
 
@@ -111,18 +130,21 @@ __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long lo
     u64 capacity, u64 seed, u64 tick
 // sample_int4 (16-byte rows) and sample_float2 (8-byte rows), and each under a cache policy (LD, ST) with the
 // name suffix the kernel probe's `hint` option maps to (kernel_probe.HINTS)
-#define SAMPLE_KERNEL(NAME, V, U, LD, ST) \
+#define SAMPLE_KERNEL(NAME, V, U, LD, ST, P) \
     extern "C" __global__ void NAME(SAMPLE_ARGS) { \
-        sample_rows<V, U, LD, ST>((const V*)table, (long long*)idx, (V*)out, rows, vecs, first, count, capacity, \
-                                  seed, tick); \
+        sample_rows<V, U, LD, ST, P>((const V*)table, (long long*)idx, (V*)out, rows, vecs, first, count, \
+                                     capacity, seed, tick); \
     }
+// ... and split into P runs a row (`parts`, launched with P times the warps: kernel_probe.PARTS)
 #define SAMPLE_KERNELS(BASE, V, U) \
-    SAMPLE_KERNEL(BASE, V, U, 0, 0) \
-    SAMPLE_KERNEL(BASE##_ldcs, V, U, 1, 0) \
-    SAMPLE_KERNEL(BASE##_stcs, V, U, 0, 1) \
-    SAMPLE_KERNEL(BASE##_cs, V, U, 1, 1) \
-    SAMPLE_KERNEL(BASE##_l2pf, V, U, 2, 0) \
-    SAMPLE_KERNEL(BASE##_l2pf_stcs, V, U, 2, 1)
+    SAMPLE_KERNEL(BASE, V, U, 0, 0, 1) \
+    SAMPLE_KERNEL(BASE##_ldcs, V, U, 1, 0, 1) \
+    SAMPLE_KERNEL(BASE##_stcs, V, U, 0, 1, 1) \
+    SAMPLE_KERNEL(BASE##_cs, V, U, 1, 1, 1) \
+    SAMPLE_KERNEL(BASE##_l2pf, V, U, 2, 0, 1) \
+    SAMPLE_KERNEL(BASE##_l2pf_stcs, V, U, 2, 1, 1) \
+    SAMPLE_KERNEL(BASE##_p2, V, U, 0, 0, 2) \
+    SAMPLE_KERNEL(BASE##_p4, V, U, 0, 0, 4)
 SAMPLE_KERNELS(sample_int4, int4, 8)
 SAMPLE_KERNELS(sample_float2, float2, 16)
 
@@ -172,8 +194,7 @@ extern "C" __global__ void sample_float2_wide(const u64 table, const u64 idx, co
     const int warps = blockDim.x >> 5;
     const long long row_bytes = 8LL * n8;
     for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
-        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
-        const long long row = (long long)((first + draw) % capacity);
+        const long long row = draw_row(r, rows, first, count, capacity, seed, tick);
         if (lane == 0) ((long long*)idx)[r] = row;
         copy_row8_wide<8>((const unsigned char*)table + row * row_bytes, (unsigned char*)out + (long long)r * row_bytes,
                           n8, lane);
@@ -265,8 +286,7 @@ __device__ __forceinline__ void compact_rows(const u64 table, const u64 idx, con
     const int warps = blockDim.x >> 5;
     const unsigned char* tab = (const unsigned char*)table;
     for (int r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += gridDim.x * warps) {
-        const u64 draw = splitmix64(seed ^ splitmix64(tick * (u64)rows + (u64)r)) % count;
-        const long long row = (long long)((first + draw) % capacity);
+        const long long row = draw_row(r, rows, first, count, capacity, seed, tick);
         if (lane == 0) ((long long*)idx)[r] = row;
         const int slot = ((const int*)slot_of_row)[row];
         const unsigned char* src = tab + row * (long long)row_bytes;
