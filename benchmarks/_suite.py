@@ -35,7 +35,7 @@ PLACEMENT_ORDER = (
     "gpu-cache", "host-bf16", "uva-bf16", "gpu-bf16", "gpu-fused-bf16", "gpu-compact", "host-compact",
     "torchrl-host", "torchrl-host-td", "torchrl-device", "torchrl-device-td", "shared-host", "gpu-replica",
     "rank-local", "sharded-global", "reference-host", "gpu-compact-fused", "gpu-compact-a16-fused",
-    "host-numba",
+    "host-numba", "uva-fused", "uva-fused-bf16",
 )
 
 

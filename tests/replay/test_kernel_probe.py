@@ -17,7 +17,8 @@ from rlperf.errors import UsageError
 from rlperf.replay.build import build_placement
 from rlperf.replay.compact_merge import plan_for
 from rlperf.replay.compact_plan import MERGE, MIXED, NEXT, ROW, ZERO
-from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOUTS, PARTS, PLACEMENTS, Variant,
+from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOUTS, PARTS, PLACEMENTS, UNROLLS,
+                                        Variant,
                                         check_placements, diagnostic_plan, kernel_of, launcher, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
@@ -42,7 +43,8 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
     assert len({v.label for v in vs}) == len(vs)
     for v in vs[1:]:
         changed = (v.threads != THREADS, v.step_rows is not None, v.plan is not None, v.mixed is not None,
-                   v.vec is not None, v.layout is not None, v.hint is not None, v.parts is not None)
+                   v.vec is not None, v.layout is not None, v.hint is not None, v.parts is not None,
+                   v.unroll is not None)
         assert sum(changed) == 1, v.label
     diagnostics = [v for v in vs if v.step_rows is not None or v.plan is not None]
     assert len(diagnostics) == 4 and not any(v.checked for v in diagnostics)  # other bytes: not the same batch
@@ -66,15 +68,16 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
         split = [v for v in vs if v.parts]  # and every split, checked, before the hints
         assert [v.parts for v in split] == list(PARTS) and all(v.checked for v in split)
         assert vs.index(split[-1]) < vs.index(hinted[0])
+        assert [v.unroll for v in vs if v.unroll] == list(UNROLLS)
     compact = variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge")
-    assert not any(v.hint or v.parts for v in compact)
+    assert not any(v.hint or v.parts or v.unroll for v in compact)
 
 
 def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
     from rlperf.replay.placements.cupy_kernels import _SOURCE
 
     suffixes = set(re.findall(r"SAMPLE_KERNEL\(BASE##(\w+),", _SOURCE))
-    assert suffixes == set(HINTS.values()) | {f"_p{p}" for p in PARTS}
+    assert suffixes == set(HINTS.values()) | {f"_p{p}" for p in PARTS} | set(UNROLLS.values())
     assert set(re.findall(r"^SAMPLE_KERNELS\((\w+),", _SOURCE, re.M)) == set(HINTED)
     assert kernel_of("sample_float2", Variant("gpu-fused", hint="cs")) == "sample_float2_cs"
     assert kernel_of("sample_int4", Variant("gpu-fused-bf16", hint="l2pf-st-cs")) == "sample_int4_l2pf_stcs"
@@ -88,14 +91,18 @@ def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
 def test_a_split_launches_its_build_with_that_many_warps_a_row_and_only_for_a_whole_row_kernel(monkeypatch):
     from rlperf.replay.placements.cupy_kernels import _SOURCE
 
-    for p in PARTS:  # each split is built from the source with its P
-        assert re.search(rf"SAMPLE_KERNEL\(BASE##_p{p}, V, U, 0, 0, {p}\)", _SOURCE)
+    for p in PARTS:  # each split is built from the source with its P, a P-th of the vectors a lane
+        assert re.search(rf"SAMPLE_KERNEL\(BASE##_p{p}, V, U / {p}, 0, 0, {p}\)", _SOURCE)
+    assert re.search(r"SAMPLE_KERNEL\(BASE##_uhalf, V, U / 2, 0, 0, 1\)", _SOURCE)  # half of them, unsplit
+    assert kernel_of("sample_float2", Variant("gpu-fused", unroll="half")) == "sample_float2_uhalf"
     assert kernel_of("sample_float2", Variant("gpu-fused", parts=4)) == "sample_float2_p4"
     assert kernel_of("sample_int4", Variant("gpu-fused-bf16", parts=2)) == "sample_int4_p2"
     for kernel, v in (("sample_compact_merge", Variant("gpu-compact-fused", parts=2)),  # not a whole-row kernel
                       ("sample_float2", Variant("gpu-fused", parts=3)),  # not a built split
-                      ("sample_float2", Variant("gpu-fused", parts=2, hint="cs"))):  # two options at once
-        with pytest.raises(ValueError, match="cache hint|no such split"):
+                      ("sample_float2", Variant("gpu-fused", parts=2, hint="cs")),  # two options at once
+                      ("sample_float2", Variant("gpu-fused", parts=2, unroll="half")),
+                      ("sample_compact_merge", Variant("gpu-compact-fused", unroll="half"))):
+        with pytest.raises(ValueError, match="cache hint|no such split|no such unroll"):
             kernel_of(kernel, v)
     launched = []  # the grid is sized by warps: the batch's rows times the warps a row
     monkeypatch.setattr("rlperf.replay.placements.cupy_kernels.launch",

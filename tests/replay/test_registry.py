@@ -22,6 +22,14 @@ def test_historical_names_are_the_same_parts_as_before():
     assert parts["host-pageable"] == ("host-fp32", "torch", "h2d-pageable")
 
 
+def test_the_fused_zero_copy_placements_are_uva_with_the_counter_sampler():
+    for name, storage in (("uva-fused", "host-pinned-fp32-padded"), ("uva-fused-bf16", "host-pinned-bf16-slim")):
+        assert (PLACEMENTS[name].storage, PLACEMENTS[name].sampler, PLACEMENTS[name].transfer) == (storage, "fused",
+                                                                                                  "uva")
+        assert lookup(f"storage={storage},sampler=fused,transfer=uva") is PLACEMENTS[name]
+    assert "elides next_obs" in invalid_reason("host-pinned-compact", "fused", "uva")
+
+
 def test_configuration_builds_a_combination_and_finds_its_name():
     assert lookup("storage=device-bf16-slim,sampler=fused").name == "gpu-fused-bf16"
     spec = parse_combination("storage=device-bf16,sampler=fused")

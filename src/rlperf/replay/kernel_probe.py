@@ -53,10 +53,12 @@ ALTERNATIVES = {COMPACT_KERNELS["merge"]: ("mixed", "bytes", COMPACT_KERNELS["by
 HINTS = {"ld-cs": "_ldcs", "st-cs": "_stcs", "cs": "_cs", "l2pf": "_l2pf", "l2pf-st-cs": "_l2pf_stcs"}
 HINTED = ("sample_int4", "sample_float2")
 # Work units a row for the whole-row kernels (HINTED): `parts` P launches the kernel's `_pP` build, each row copied by
-# P warps (a P-th of its vectors each) and P times the warps launched. Checked. The question it answers: is the fp32
-# gather's gap to the copy a launch's tail (the last rows run while the rest of the GPU idles; shorter work units
-# shorten it) or the random rows' DRAM rate (no change)?
+# P warps (a P-th of its vectors each, a P-th of the registers for them) and P times the warps launched. Checked. The
+# question it answers: is the fp32 gather's gap to the copy a launch's tail (the last rows run while the rest of the
+# GPU idles; shorter work units shorten it) or the random rows' DRAM rate (no change)? `unroll=half` (`_uhalf`) is
+# the unsplit row in half the registers: what the registers alone change.
 PARTS = (2, 4)
+UNROLLS = {"half": "_uhalf"}
 # a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
 # the kernel it launches: the same code under its own name)
 OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
@@ -76,6 +78,7 @@ class Variant:
     layout: str | None = None  # "a16": the compact kernel over compact-a16 rows (checked field by field)
     hint: str | None = None  # one of HINTS: a whole-row kernel's loads or stores under another cache policy (checked)
     parts: int | None = None  # one of PARTS: a whole-row kernel's row copied by that many warps (checked)
+    unroll: str | None = None  # one of UNROLLS: a whole-row kernel with fewer vectors a lane in flight (checked)
 
     @property
     def checked(self) -> bool:
@@ -95,7 +98,8 @@ class Variant:
         layout = "" if self.layout is None else f" layout={self.layout}"
         hint = "" if self.hint is None else f" hint={self.hint}"
         parts = "" if self.parts is None else f" parts={self.parts}"
-        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}{parts}"
+        unroll = "" if self.unroll is None else f" unroll={self.unroll}"
+        return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}{parts}{unroll}"
 
     @property
     def warps_per_row(self) -> int:
@@ -114,6 +118,7 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
         out.append(Variant(placement, layout=OTHER_LAYOUTS[kernel][0]))
     if kernel in HINTED:
         out += [Variant(placement, parts=p) for p in PARTS]
+        out += [Variant(placement, unroll=u) for u in UNROLLS]
         out += [Variant(placement, hint=h) for h in HINTS]
     out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
     if elided:
@@ -125,7 +130,7 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
 def kernel_of(kernel: str, variant: Variant) -> str:
     """The kernel `variant` launches: `kernel`, or its alternative (or other layout's name) when the variant
     picks it."""
-    options = ("mixed", "vec", "layout", "hint", "parts")
+    options = ("mixed", "vec", "layout", "hint", "parts", "unroll")
     picked = [(o, getattr(variant, o)) for o in options if getattr(variant, o) is not None]
     if not picked:
         return kernel
@@ -139,6 +144,11 @@ def kernel_of(kernel: str, variant: Variant) -> str:
             raise ValueError(f"{variant.label}: kernel {kernel!r} has no such split; parts {PARTS} for the kernels "
                              f"{HINTED}, one option at a time")
         return f"{kernel}_p{variant.parts}"
+    if picked[0][0] == "unroll":
+        if len(picked) > 1 or kernel not in HINTED or variant.unroll not in UNROLLS:
+            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such unroll; {sorted(UNROLLS)} for the "
+                             f"kernels {HINTED}, one option at a time")
+        return kernel + UNROLLS[variant.unroll]
     if picked[0][0] == "layout":
         value, _, name = OTHER_LAYOUTS.get(kernel, (None, None, None))
         if picked != [("layout", value)]:
@@ -296,7 +306,7 @@ def profile(pl, *, placement: str, warmup: int, launches: int, alternatives: boo
     vs = [Variant(placement)]
     if alternatives:
         vs += [v for v in variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
-               if v.mixed or v.vec or v.layout or v.hint or v.parts]
+               if v.mixed or v.vec or v.layout or v.hint or v.parts or v.unroll]
     for v in vs:
         call = launcher(pl, v)
         for _ in range(warmup):
@@ -315,10 +325,12 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     """Per variant: identical output (or not checked), then CUDA-event medians (ms per launch, device time
     only) in `rounds` rounds that interleave the variants, so drift touches all alike."""
     from rlperf.measure.timing import time_cuda
+    from rlperf.replay.placements.cupy_kernels import registers
 
     vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
     rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
              "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint, "parts": v.parts,
+             "unroll": v.unroll, "registers": registers(kernel_of(pl.kernel, v)),
              "kernel": kernel_of(pl.kernel, v), "checked": v.checked, "compared": v.compared,
              "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
     for _ in range(rounds):
@@ -331,6 +343,6 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     return rows
 
 
-__all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PARTS", "PLACEMENTS", "PLAN_CHOICES", "Variant",
-           "ab_timings", "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher", "other_layout",
-           "placement_of", "profile", "same_output", "variants"]
+__all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PARTS", "PLACEMENTS", "PLAN_CHOICES", "UNROLLS",
+           "Variant", "ab_timings", "build", "check_placements", "diagnostic_plan", "kernel_of", "launcher",
+           "other_layout", "placement_of", "profile", "same_output", "variants"]

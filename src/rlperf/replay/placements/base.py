@@ -63,6 +63,15 @@ class Placement(ABC):
                                     device=device or torch.device("cpu"))
         return self.sampler
 
+    def counter_draw_args(self, tick: int) -> tuple:
+        """The fused sampler's draw arguments of a kernel launch for draw `tick` (first, count, capacity, seed,
+        tick, as `cupy_kernels.draw_row` takes them): uniform over the storage's sampleable rows."""
+        import numpy as np
+
+        first, count = self.storage.sampleable()
+        return (np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows), np.uint64(self.sampler.seed),
+                np.uint64(tick))
+
     @abstractmethod
     def setup(self) -> None:
         """Allocate and prefill (every page written); expensive, once per process and case."""

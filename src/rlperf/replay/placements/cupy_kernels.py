@@ -135,7 +135,9 @@ __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long lo
         sample_rows<V, U, LD, ST, P>((const V*)table, (long long*)idx, (V*)out, rows, vecs, first, count, \
                                      capacity, seed, tick); \
     }
-// ... and split into P runs a row (`parts`, launched with P times the warps: kernel_probe.PARTS)
+// ... split into P runs a row with U/P vectors a lane in flight (`parts`, launched with P times the warps:
+// kernel_probe.PARTS; a warp's run still goes in one pass, in fewer registers), and unsplit with U/2 (`unroll=half`:
+// the registers alone)
 #define SAMPLE_KERNELS(BASE, V, U) \
     SAMPLE_KERNEL(BASE, V, U, 0, 0, 1) \
     SAMPLE_KERNEL(BASE##_ldcs, V, U, 1, 0, 1) \
@@ -143,8 +145,9 @@ __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long lo
     SAMPLE_KERNEL(BASE##_cs, V, U, 1, 1, 1) \
     SAMPLE_KERNEL(BASE##_l2pf, V, U, 2, 0, 1) \
     SAMPLE_KERNEL(BASE##_l2pf_stcs, V, U, 2, 1, 1) \
-    SAMPLE_KERNEL(BASE##_p2, V, U, 0, 0, 2) \
-    SAMPLE_KERNEL(BASE##_p4, V, U, 0, 0, 4)
+    SAMPLE_KERNEL(BASE##_p2, V, U / 2, 0, 0, 2) \
+    SAMPLE_KERNEL(BASE##_p4, V, U / 4, 0, 0, 4) \
+    SAMPLE_KERNEL(BASE##_uhalf, V, U / 2, 0, 0, 1)
 SAMPLE_KERNELS(sample_int4, int4, 8)
 SAMPLE_KERNELS(sample_float2, float2, 16)
 
@@ -354,6 +357,12 @@ def kernel(name: str):
     import cupy
 
     return cupy.RawModule(code=_SOURCE, options=("-std=c++17",)).get_function(name)
+
+
+def registers(name: str) -> int:
+    """Registers a thread of kernel `name` takes (the compiler's count): with the block size, what bounds the warps
+    resident on an SM, hence the bytes a gather keeps in flight."""
+    return int(kernel(name).attributes["num_regs"])
 
 
 def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:

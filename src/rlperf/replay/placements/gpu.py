@@ -92,9 +92,7 @@ class GpuReplay(Placement):
         shapes). For the compact kernel: `step_rows` moves the successor row (a diagnostic: other bytes);
         `vplan` replaces the vector plan and `table` (int4 rows, whole blocks of 16) its shared table, for a
         diagnostic plan or the `merge` plan (`replay.compact_merge`)."""
-        first, count = self.storage.sampleable()
-        draw = (np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows), np.uint64(self.sampler.seed),
-                np.uint64(tick))
+        draw = self.counter_draw_args(tick)
         if self.layout.elide_next:
             st = self.storage
             step = self.step_rows if step_rows is None else step_rows

@@ -124,8 +124,8 @@ TRANSFERS: dict[str, Transfer] = {t.name: t for t in (
     Transfer("pipelined", "8-chunk pipeline: CPU gather of chunk k+1 overlaps the H2D of chunk k (pinned)",
              _P + "host:HostPipelinedReplay", (END_TO_END,), _host_gather, ("host",)),
     Transfer("uva", "a GPU gather kernel reads the pinned host table directly (zero-copy, no CPU gather)",
-             _P + "uva:UvaReplay", (END_TO_END,), _zero_copy, ("host-pinned",), needs_cuda=True, aligned_16=True,
-             elision=False, requires=("cupy",)),
+             _P + "uva:UvaReplay", (END_TO_END,), _zero_copy, ("host-pinned",), samplers=SAMPLER_NAMES,
+             needs_cuda=True, aligned_16=True, elision=False, requires=("cupy",)),
     Transfer("none", "the table is on the learner's device: sample and gather there", _P + "gpu:GpuReplay",
              (GPU_SAMPLE,), _device_ring, ("device",), samplers=SAMPLER_NAMES, needs_cuda=True),
     Transfer("cache", f"GPU cache of min(C, {CACHE_ROWS_MAX:,}) rows of the pinned host table, 1/{REFRESH_PERIOD} "
@@ -293,6 +293,10 @@ PLACEMENTS: dict[str, PlacementSpec] = {s.name: s for s in (
            "vector straddling two fields and no misaligned load"),
     _named("host-numba", "host-fp32", "torch", "h2d-numba", "host table, CPU gather by the Numba row-gather "
            "kernel (host_gather \"plain\", Numba threads) -> pinned staging -> H2D on a copy stream"),
+    _named("uva-fused", "host-pinned-fp32-padded", "fused", "uva", "pinned host table read directly by one GPU "
+           "kernel that also draws the rows (counter-based indices, zero-copy, one launch a pass)"),
+    _named("uva-fused-bf16", "host-pinned-bf16-slim", "fused", "uva", "zero-copy UVA gather of bf16 rows by one "
+           "kernel that also draws them (counter-based indices, one launch a pass)"),
 )}
 SPECS = PLACEMENTS  # the historical name
 

@@ -3,6 +3,11 @@
 Only the selected rows cross PCIe, no CPU core gathers, and the batch lands in device memory
 (docs/limits.md 2.5). Rows are padded to 16 bytes so every thread moves one int4, whatever
 the layout's dtypes (fp32 or bf16 rows).
+
+With the `torch` sampler a pass is the device draw, then the gather (`gather_int4`): two launches whose gap the
+GPU waits out (issue 23: uva-bf16's unheld device time x1.05-1.15 of its held time, H200, 2026-12-05). With the
+`fused` sampler one kernel draws the counter-based rows and reads them (`sample_int4`, gpu-fused-bf16's kernel, on
+the pinned table's device address): one launch a pass, no index round trip.
 """
 
 from __future__ import annotations
@@ -28,11 +33,15 @@ class UvaReplay(Placement):
     def queue(self) -> None:
         """Queue one batch on `self.stream` (the device draw, then the zero-copy gather) without waiting: `sample`
         waits for it, and the pass probe (`replay.pass_probe`) times the queueing and the wait apart."""
+        buffers = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
+                   np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
+        if self.sampler.in_kernel:
+            launch("sample_int4", self.stream, self.sample_rows, *buffers,
+                   *self.counter_draw_args(self.sampler.next_tick()))
+            return
         with torch.cuda.stream(self.stream):
             self.sampler.sample(self.storage, self.idx)
-        launch("gather_int4", self.stream, self.sample_rows,
-               np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
-               np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
+        launch("gather_int4", self.stream, self.sample_rows, *buffers)
 
     def sample(self) -> torch.Tensor:
         self.queue()
