@@ -7,12 +7,13 @@
 #      now with a P-th of the registers (kernel_probe.PARTS), and the unsplit row in half the registers
 #      (kernel_probe.UNROLLS), beside the rest; the registers a thread of each kernel;
 #   3. the pass probe for uva-fused-bf16 (1 process): its device time held and unheld, one launch a pass;
-#   4. 4 fresh `rlperf replay` processes at 2^20 rows of uva-bf16 and uva-fused-bf16 (then uva and uva-fused), the
+#   4. 3 fresh `rlperf replay` processes at 2^20 rows of uva-bf16 and uva-fused-bf16 (then uva and uva-fused), the
 #      order reversed every other process;
-#   5. the 2^24 slowdown's bisection, next step: `uva,gpu-fused` in one process (host placements first and GPU
-#      tables first were fast on 2026-12-05; the whole prefix with uva was slow);
-#   6. the sweep of the two new placements for the report: 2^20, 2^22, 2^24 (2^26 and up refused by the host
-#      memory guard), with ceilings.
+#   5. the sweep of the two new placements for the report: 2^20, 2^22, 2^24, 2^26 (2^26 refused by the host memory
+#      guard, with the bytes), with ceilings;
+#   6. with the time left, the 2^24 slowdown's bisection, next step (2026-12-05: the host placements then gpu-fused,
+#      and gpu, gpu-padded then gpu-fused, were fast; the whole prefix was slow): the host placements and uva, then
+#      gpu-fused; the host placements, gpu and gpu-padded, then gpu-fused.
 source "$(dirname "$0")/common.sh"
 START=$SECONDS
 R=$WORK/uva
@@ -39,14 +40,15 @@ timeout 60 python3 scripts/device/probe_pass.py --placement uva-fused-bf16 --out
   > "$R/pass-uva-fused-bf16.md" 2> "$R/pass-uva-fused-bf16.log"
 log "pass probe uva-fused-bf16: rc=$? after $((SECONDS - START)) s"
 cat "$R/pass-uva-fused-bf16.md" >> "$OUT/summary.txt"
-for k in 1 2 3 4; do
+for k in 1 2 3; do
   order=uva-bf16,uva-fused-bf16,uva,uva-fused
   [ $((k % 2)) = 0 ] && order=uva-fused-bf16,uva-bf16,uva-fused,uva
   replay "run$k" "$order" 20 --no-ceilings
 done
 python3 scripts/run_noise.py "$R"/run*/results.json --out-md "$R/noise.md" >> "$R/noise.log" 2>&1
 cat "$R/noise.md" >> "$OUT/summary.txt"
-replay bisect4 uva,gpu-fused 24 --no-ceilings
 replay sweep uva-fused,uva-fused-bf16 20,22,24,26
+replay bisect4 host,host-pageable,host-pipelined,uva,gpu-fused 24 --no-ceilings
+replay bisect5 host,host-pageable,host-pipelined,gpu,gpu-padded,gpu-fused 24 --no-ceilings
 cp "$WORK/machine.txt" "$OUT/summary.txt" "$R/"
 tar czf "$OUT/all.tgz" -C "$R" .
