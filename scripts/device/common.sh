@@ -16,3 +16,8 @@ print(json.dumps(machine_identity(), indent=2))
 PY
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
   --format=csv >> "$WORK/machine.txt" 2>&1 || true
+# The call's clock and log: `left` is the seconds left of LIMIT_S (default 560, under the 600 s a call may run);
+# `log` prints a line and keeps it in $OUT/summary.txt, which comes back.
+START=$SECONDS
+left() { echo $((${LIMIT_S:-560} - (SECONDS - START))); }
+log() { echo "$*" | tee -a "$OUT/summary.txt"; }

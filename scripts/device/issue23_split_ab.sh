@@ -7,8 +7,6 @@
 #      a shorter launch tail), beside the cache hints and thread counts measured before: ab-20.jsonl/.md.
 # With the batch-scaling probe's fit (issue23_split_probes.sh) it tells a launch's tail from the DRAM rate.
 source "$(dirname "$0")/common.sh"
-START=$SECONDS
-log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 git rev-parse HEAD >> "$OUT/summary.txt" 2>&1
 timeout 150 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/replay/test_kernel_probe.py 2>&1 \
   | tail -15 > "$OUT/tests.log"

@@ -15,11 +15,8 @@
 #      and gpu, gpu-padded then gpu-fused, were fast; the whole prefix was slow): the host placements and uva, then
 #      gpu-fused; the host placements, gpu and gpu-padded, then gpu-fused.
 source "$(dirname "$0")/common.sh"
-START=$SECONDS
 R=$WORK/uva
 mkdir -p "$R"
-log() { echo "$*" | tee -a "$OUT/summary.txt"; }
-left() { echo $((${LIMIT_S:-560} - (SECONDS - START))); }
 replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]: one fresh process, within the time left
   local name=$1 placements=$2 exps=$3
   shift 3
