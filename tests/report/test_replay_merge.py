@@ -25,6 +25,16 @@ def test_parts_merge_in_measurement_order_and_keep_their_provenance():
     assert [p["file"] for p in merged["parts"]] == ["a.json", "b.json"]
 
 
+def test_a_merged_report_merges_again_with_new_placements_keeping_every_part():
+    report = merge_replay_docs([_doc([16]), _doc([32])], ["a.json", "b.json"])
+    added = _doc([16, 32], placements=("uva-fused",))
+    merged = merge_replay_docs([report, added], ["results.json", "c.json"])
+    assert [p["file"] for p in merged["parts"]] == ["a.json", "b.json", "c.json"]
+    assert merged["args"]["placements"] == ["gpu", "host", "uva-fused"]
+    assert [(r["capacity_rows"], r["placement"]) for r in merged["results"]] == [
+        (16, "gpu"), (16, "host"), (16, "uva-fused"), (32, "gpu"), (32, "host"), (32, "uva-fused")]
+
+
 @pytest.mark.parametrize("other", [_doc([32], seed=2), _doc([32], machine="n"), _doc([16])])
 def test_parts_of_different_sweeps_or_the_same_point_twice_are_refused(other):
     with pytest.raises(UsageError):

@@ -2,7 +2,9 @@
 so a slow large-capacity part cannot take the others with it: scripts/device/replay_single.sh).
 
 Points keep the timings and floors of the run that measured them; the merged document names every part
-(command, time, ceilings) under `parts`, and its top-level ceilings are the first part's.
+(command, time, ceilings) under `parts`, and its top-level ceilings are the first part's. A part may itself be a
+merged document (placements added to a report later, issue 23): its own parts are kept, in their order, so the
+provenance of every point survives a second merge.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ def merge_replay_docs(docs: list[dict], names: list[str]) -> dict:
     merged["command"] = " ; ".join(d["command"] for d in docs)
     merged["args"] = dict(first["args"], capacity_rows=sorted({c for d in docs for c in d["args"]["capacity_rows"]}),
                           placements=list(order))
-    merged["parts"] = [{"file": n, "command": d["command"], "created_at": d["created_at"], "ceilings": d["ceilings"]}
-                       for d, n in zip(docs, names)]
+    merged["parts"] = [part for d, n in zip(docs, names) for part in _parts_of(d, n)]
     return merged
+
+
+def _parts_of(doc: dict, name: str) -> list[dict]:
+    """The parts a document stands for: its own `parts` if it was merged before, else itself."""
+    if "parts" in doc:
+        return list(doc["parts"])
+    return [{"file": name, "command": doc["command"], "created_at": doc["created_at"], "ceilings": doc["ceilings"]}]
