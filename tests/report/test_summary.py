@@ -21,6 +21,14 @@ def test_the_summary_lists_every_measured_replay_point_with_its_machine_and_comm
     assert doc["machine"]["name"] in text and "rlperf replay" in text
 
 
+def test_a_merged_report_says_when_each_part_was_measured_not_only_the_first():
+    from rlperf.report.summary import _when
+
+    assert _when({"created_at": "t0"}) == "t0"
+    merged = {"created_at": "t0", "parts": [{"created_at": "t0"}, {"created_at": "t1"}, {"created_at": "t2"}]}
+    assert _when(merged) == "parts measured t0, t1, t2"
+
+
 def test_the_committed_summary_is_what_the_command_prints_from_the_committed_results(monkeypatch, capsys):
     """results/SUMMARY.md goes stale whenever results change without a regeneration: fail until it is
     regenerated with `rlperf summary > results/SUMMARY.md` (run from the repository root)."""

@@ -38,6 +38,14 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def _when(doc: dict) -> str:
+    """When the results were measured: the document's time, or for parts merged into one report each part's."""
+    parts = doc.get("parts") or []
+    if len(parts) < 2:
+        return doc["created_at"]
+    return "parts measured " + ", ".join(p["created_at"] for p in parts)
+
+
 def replay_lines(root: Path) -> list[str]:
     lines = ["## Replay placements (`rlperf replay`)", ""]
     for path in sorted(root.glob(REPLAY_GLOB)):
@@ -46,7 +54,7 @@ def replay_lines(root: Path) -> list[str]:
         lines += [f"### {doc['machine']['name']}", ""]
         if note:
             lines += [f"**Superseded** ({path.parent / SUPERSEDED}): {note}", ""]
-        lines += [f"- machine: {doc['device_info']}", f"- command: `{doc['command']}` ({doc['created_at']})",
+        lines += [f"- machine: {doc['device_info']}", f"- command: `{doc['command']}` ({_when(doc)})",
                   f"- file: `{path}`", ""]
         rows = [[res["placement"], f"{res['capacity_rows']:,}", LABELS[metric], f"{t['median_ms']:.3f}",
                  f"{t['min_ms']:.3f}", *([] if note else [_fmt(t.get("x_floor"), 2)])]
