@@ -15,8 +15,9 @@
   (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
   previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
   copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
-- Work units a row for the whole-row kernels (`parts`, PARTS): each row copied by 2 or 4 warps, checked like the
-  thread counts (issue 23: a launch's tail or the DRAM rate?).
+- Work units a row for the whole-row kernels (`parts`, PARTS): each row copied by 2 or 4 warps, and the unsplit
+  row in half the registers (`unroll=half`), checked like the thread counts (issue 23: a launch's tail, the DRAM
+  rate, or the bytes in flight? The A/B gives each kernel's registers a thread, which set how many warps an SM holds).
 - Cache hints for the whole-row kernels (gpu-fused, gpu-fused-bf16; `hint`, HINTS): the same copy with evict-first
   loads or stores, or read-only loads with a 256-byte L2 prefetch, checked like the thread counts (issue 23: the fp32
   gather is 2 % over its target and reads DRAM at 74 % of peak; which policy, if any, moves it is measured, not
@@ -59,6 +60,8 @@ HINTED = ("sample_int4", "sample_float2")
 # the unsplit row in half the registers: what the registers alone change.
 PARTS = (2, 4)
 UNROLLS = {"half": "_uhalf"}
+# the whole-row kernels' other builds (cupy_kernels.SAMPLE_KERNELS): option -> {value: the build's name suffix}
+WHOLE_ROW_BUILDS = {"hint": HINTS, "parts": {p: f"_p{p}" for p in PARTS}, "unroll": UNROLLS}
 # a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
 # the kernel it launches: the same code under its own name)
 OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
@@ -134,21 +137,13 @@ def kernel_of(kernel: str, variant: Variant) -> str:
     picked = [(o, getattr(variant, o)) for o in options if getattr(variant, o) is not None]
     if not picked:
         return kernel
-    if picked[0][0] == "hint":
-        if len(picked) > 1 or kernel not in HINTED or variant.hint not in HINTS:
-            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such cache hint; hints {sorted(HINTS)} "
+    option = picked[0][0]
+    if option in WHOLE_ROW_BUILDS:  # another build of a whole-row kernel: its name plus the value's suffix
+        suffixes, value = WHOLE_ROW_BUILDS[option], getattr(variant, option)
+        if len(picked) > 1 or kernel not in HINTED or value not in suffixes:
+            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such {option}; {option} {list(suffixes)} "
                              f"for the kernels {HINTED}, one option at a time")
-        return kernel + HINTS[variant.hint]
-    if picked[0][0] == "parts":
-        if len(picked) > 1 or kernel not in HINTED or variant.parts not in PARTS:
-            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such split; parts {PARTS} for the kernels "
-                             f"{HINTED}, one option at a time")
-        return f"{kernel}_p{variant.parts}"
-    if picked[0][0] == "unroll":
-        if len(picked) > 1 or kernel not in HINTED or variant.unroll not in UNROLLS:
-            raise ValueError(f"{variant.label}: kernel {kernel!r} has no such unroll; {sorted(UNROLLS)} for the "
-                             f"kernels {HINTED}, one option at a time")
-        return kernel + UNROLLS[variant.unroll]
+        return kernel + suffixes[value]
     if picked[0][0] == "layout":
         value, _, name = OTHER_LAYOUTS.get(kernel, (None, None, None))
         if picked != [("layout", value)]:
