@@ -238,6 +238,7 @@ def test_the_ab_times_the_other_layouts_launches_on_that_placements_stream(monke
     monkeypatch.setattr(timing, "time_cuda", lambda fn, *, stream, **_: timed.append(stream) or [1.0])
     monkeypatch.setattr(kernel_probe, "launcher", lambda p, v, tick=None: None)
     monkeypatch.setattr(kernel_probe, "same_output", lambda p, v: True)
+    monkeypatch.setattr("rlperf.replay.placements.cupy_kernels.registers", lambda name: 0)  # compiles: CuPy, a GPU
     rows = kernel_probe.ab_timings(pl, "gpu-compact-fused", rounds=1)
     streams = dict(zip((r["variant"] for r in rows), timed))
     assert streams.pop("gpu-compact-fused threads=256 layout=a16") == "other stream"
