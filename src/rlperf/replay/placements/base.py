@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import numpy as np
 import torch
 
 from rlperf.measure.timing import time_cuda, time_wall
@@ -66,8 +67,6 @@ class Placement(ABC):
     def counter_draw_args(self, tick: int) -> tuple:
         """The fused sampler's draw arguments of a kernel launch for draw `tick` (first, count, capacity, seed,
         tick, as `cupy_kernels.draw_row` takes them): uniform over the storage's sampleable rows."""
-        import numpy as np
-
         first, count = self.storage.sampleable()
         return (np.uint64(first), np.uint64(count), np.uint64(self.capacity_rows), np.uint64(self.sampler.seed),
                 np.uint64(tick))
