@@ -320,14 +320,9 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     """Per variant: identical output (or not checked), then CUDA-event medians (ms per launch, device time
     only) in `rounds` rounds that interleave the variants, so drift touches all alike."""
     from rlperf.measure.timing import time_cuda
-    from rlperf.replay.placements.cupy_kernels import registers
 
     vs = variants(placement, elided=pl.layout.elide_next, kernel=pl.kernel)
-    rows = [{"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
-             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint, "parts": v.parts,
-             "unroll": v.unroll, "registers": registers(kernel_of(pl.kernel, v)),
-             "kernel": kernel_of(pl.kernel, v), "checked": v.checked, "compared": v.compared,
-             "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []} for v in vs]
+    rows = [_ab_row(pl, placement, v) for v in vs]
     for _ in range(rounds):
         for v, row in zip(vs, rows):
             samples = time_cuda(launcher(pl, v), warmup=warmup, repeat=repeat, stream=placement_of(pl, v).stream,
@@ -336,6 +331,18 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
     for row in rows:
         row["median_ms"] = statistics.median(row["medians_ms"])
     return rows
+
+
+def _ab_row(pl, placement: str, v: Variant) -> dict:
+    """One A/B row before timing: the variant's factors, the kernel it launches and that kernel's registers a
+    thread, and whether its batch is the default's."""
+    from rlperf.replay.placements.cupy_kernels import registers
+
+    kernel = kernel_of(pl.kernel, v)
+    return {"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
+            "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint, "parts": v.parts,
+            "unroll": v.unroll, "registers": registers(kernel), "kernel": kernel, "checked": v.checked,
+            "compared": v.compared, "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []}
 
 
 __all__ = ["ALTERNATIVES", "HINTED", "HINTS", "OTHER_LAYOUTS", "PARTS", "PLACEMENTS", "PLAN_CHOICES", "UNROLLS",
