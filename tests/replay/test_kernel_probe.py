@@ -4,6 +4,7 @@ launch variant it calls checked writes the default launch's batch byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from rlperf.replay.kernel_probe import (ALTERNATIVES, HINTED, HINTS, OTHER_LAYOU
                                         check_placements, diagnostic_plan, kernel_of, launcher, variants)
 from rlperf.replay.layouts import storage_layout
 from rlperf.replay.placements import PLACEMENTS as SPECS
-from rlperf.replay.placements.cupy_kernels import THREADS, launch
+from rlperf.replay.placements.cupy_kernels import ROW_SPLITS, THREADS, launch
 from rlperf.workload import compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,8 +66,9 @@ def test_variants_start_with_the_default_launch_and_change_one_factor_each():
         hinted = [v for v in vs if v.hint]
         assert [v.hint for v in hinted] == list(HINTS) and all(v.checked for v in hinted)
         assert vs.index(hinted[0]) < min(i for i, v in enumerate(vs) if v.threads != THREADS)  # before threads
-        split = [v for v in vs if v.parts]  # and every split, checked, before the hints
-        assert [v.parts for v in split] == list(PARTS) and all(v.checked for v in split)
+        split = [v for v in vs if v.parts]  # and every split but the placement's own, checked, before the hints
+        assert [v.parts for v in split] == [p for p in PARTS if p != ROW_SPLITS[kernel]]
+        assert all(v.checked for v in split)
         assert vs.index(split[-1]) < vs.index(hinted[0])
         assert [v.unroll for v in vs if v.unroll] == list(UNROLLS)
     compact = variants("gpu-compact-fused", elided=True, kernel="sample_compact_merge")
@@ -77,7 +79,7 @@ def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
     from rlperf.replay.placements.cupy_kernels import _SOURCE
 
     suffixes = set(re.findall(r"SAMPLE_KERNEL\(BASE##(\w+),", _SOURCE))
-    assert suffixes == set(HINTS.values()) | {f"_p{p}" for p in PARTS} | set(UNROLLS.values())
+    assert suffixes == set(HINTS.values()) | {f"_p{p}" for p in PARTS if p > 1} | set(UNROLLS.values())
     assert set(re.findall(r"^SAMPLE_KERNELS\((\w+),", _SOURCE, re.M)) == set(HINTED)
     assert kernel_of("sample_float2", Variant("gpu-fused", hint="cs")) == "sample_float2_cs"
     assert kernel_of("sample_int4", Variant("gpu-fused-bf16", hint="l2pf-st-cs")) == "sample_int4_l2pf_stcs"
@@ -91,12 +93,16 @@ def test_a_cache_hint_launches_the_kernel_the_source_defines_under_its_suffix():
 def test_a_split_launches_its_build_with_that_many_warps_a_row_and_only_for_a_whole_row_kernel(monkeypatch):
     from rlperf.replay.placements.cupy_kernels import _SOURCE
 
-    for p in PARTS:  # each split is built from the source with its P, a P-th of the vectors a lane
+    for p in PARTS[1:]:  # each split is built from the source with its P, a P-th of the vectors a lane
         assert re.search(rf"SAMPLE_KERNEL\(BASE##_p{p}, V, U / {p}, 0, 0, {p}\)", _SOURCE)
     assert re.search(r"SAMPLE_KERNEL\(BASE##_uhalf, V, U / 2, 0, 0, 1\)", _SOURCE)  # half of them, unsplit
     assert kernel_of("sample_float2", Variant("gpu-fused", unroll="half")) == "sample_float2_uhalf"
     assert kernel_of("sample_float2", Variant("gpu-fused", parts=4)) == "sample_float2_p4"
     assert kernel_of("sample_int4", Variant("gpu-fused-bf16", parts=2)) == "sample_int4_p2"
+    # the default launch is the placement's own split (fp32 over 4 warps), parts=1 the whole row
+    assert kernel_of("sample_float2", Variant("gpu-fused")) == "sample_float2_p4"
+    assert kernel_of("sample_float2", Variant("gpu-fused", parts=1)) == "sample_float2"
+    assert kernel_of("sample_int4", Variant("gpu-fused-bf16")) == "sample_int4"
     for kernel, v in (("sample_compact_merge", Variant("gpu-compact-fused", parts=2)),  # not a whole-row kernel
                       ("sample_float2", Variant("gpu-fused", parts=3)),  # not a built split
                       ("sample_float2", Variant("gpu-fused", parts=2, hint="cs")),  # two options at once
@@ -104,14 +110,28 @@ def test_a_split_launches_its_build_with_that_many_warps_a_row_and_only_for_a_wh
                       ("sample_compact_merge", Variant("gpu-compact-fused", unroll="half"))):
         with pytest.raises(ValueError, match="no such (hint|parts|unroll)"):
             kernel_of(kernel, v)
-    launched = []  # the grid is sized by warps: the batch's rows times the warps a row
+    launched = []  # the probe launches the batch's rows; the launch sizes the grid by the build's warps a row
     monkeypatch.setattr("rlperf.replay.placements.cupy_kernels.launch",
-                        lambda name, stream, warps, *args, threads: launched.append((name, warps, args[3])))
+                        lambda name, stream, rows, *args, threads: launched.append((name, rows, args[3])))
     pl = _cpu_placement("gpu-fused")
-    for v in (Variant("gpu-fused"), Variant("gpu-fused", parts=4)):
+    assert pl.launched == "sample_float2_p4"  # what the placement itself launches: the probe's default
+    for v in (Variant("gpu-fused"), Variant("gpu-fused", parts=1)):
         launcher(pl, v, tick=7)()
-    assert launched == [("sample_float2", pl.sample_rows, pl.sample_rows),
-                        ("sample_float2_p4", 4 * pl.sample_rows, pl.sample_rows)]  # the kernel's rows stay the batch's
+    assert launched == [("sample_float2_p4", pl.sample_rows, pl.sample_rows),
+                        ("sample_float2", pl.sample_rows, pl.sample_rows)]  # the kernel's rows stay the batch's
+
+
+def test_a_launch_has_as_many_warps_as_rows_times_its_builds_warps_a_row(monkeypatch):
+    from rlperf.replay.placements import cupy_kernels
+
+    grids = []
+    monkeypatch.setattr(cupy_kernels, "cupy_stream", lambda stream: contextlib.nullcontext())
+    monkeypatch.setattr(cupy_kernels, "kernel", lambda name: lambda grid, block, args: grids.append((grid, block)))
+    assert [cupy_kernels.warps_a_row(n) for n in ("sample_float2", "sample_float2_p4", "sample_int4_p2",
+                                                  "sample_compact_merge", "sample_float2_uhalf")] == [1, 4, 2, 1, 1]
+    for name in ("sample_float2", "sample_float2_p4", "sample_int4_p2"):
+        cupy_kernels.launch(name, None, 1000)
+    assert grids == [((125,), (256,)), ((500,), (256,)), ((250,), (256,))]  # 8 warps a block
 
 
 def test_a_variant_launches_its_kernels_alternative_and_only_that_kernels():

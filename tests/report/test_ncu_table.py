@@ -96,7 +96,7 @@ def test_the_ab_table_puts_each_variant_against_its_placements_default():
     rows = [{"placement": "p", "variant": "p threads=256", "checked": True, "same_output": True,
              "median_ms": 0.05, "medians_ms": [0.05, 0.051]},
             {"placement": "p", "variant": "p threads=64", "checked": True, "same_output": False,
-             "median_ms": 0.06, "medians_ms": [0.06], "registers": 40},
+             "median_ms": 0.06, "medians_ms": [0.06], "registers": 40, "warps_a_row": 4},
             {"placement": "p", "variant": "p threads=256 step=0", "checked": False, "same_output": None,
              "median_ms": 0.04, "medians_ms": [0.04]},
             {"placement": "p", "variant": "p threads=256 layout=a16", "checked": True, "compared": "fields",
@@ -104,13 +104,13 @@ def test_the_ab_table_puts_each_variant_against_its_placements_default():
             {"placement": "p", "variant": "p threads=128 layout=a16", "checked": True, "compared": "fields",
              "same_output": False, "median_ms": 0.045, "medians_ms": [0.045]}]
     lines = [" ".join(ln.split()) for ln in ab_markdown(rows)]
-    assert "| p threads=256 | yes | - | 0.0500 | 1.000 | 0.0500 0.0510 |" in lines
-    assert "| p threads=64 | no | 40 | 0.0600 | 1.200 | 0.0600 |" in lines
-    assert "| p threads=256 step=0 | not checked (other rows) | - | 0.0400 | 0.800 | 0.0400 |" in lines
+    assert "| p threads=256 | yes | - | - | 0.0500 | 1.000 | 0.0500 0.0510 |" in lines
+    assert "| p threads=64 | no | 40 | 4 | 0.0600 | 1.200 | 0.0600 |" in lines
+    assert "| p threads=256 step=0 | not checked (other rows) | - | - | 0.0400 | 0.800 | 0.0400 |" in lines
     # another layout's batch is checked field by field, and says so
-    assert ("| p threads=256 layout=a16 | fields: yes (other layout: batch differs by padding, zero) | - | 0.0450 "
+    assert ("| p threads=256 layout=a16 | fields: yes (other layout: batch differs by padding, zero) | - | - | 0.0450 "
             "| 0.900 | 0.0450 |") in lines
-    assert "| p threads=128 layout=a16 | fields: no (other layout) | - | 0.0450 | 0.900 | 0.0450 |" in lines
+    assert "| p threads=128 layout=a16 | fields: no (other layout) | - | - | 0.0450 | 0.900 | 0.0450 |" in lines
 
 
 def _script(*args):

@@ -15,9 +15,12 @@
   (`sample_compact_merge`: straddling vectors joined from whole loads and byte masks), `mixed=bytes`, the
   previous default (`sample_compact`, those vectors byte by byte); for gpu-fused, `vec=int4`, the fp32 row
   copied with 16-byte loads and an 8-byte head or tail (`sample_float2_wide`), not adopted (x0.995).
-- Work units a row for the whole-row kernels (`parts`, PARTS): each row copied by 2 or 4 warps, and the unsplit
-  row in half the registers (`unroll=half`), checked like the thread counts (issue 23: a launch's tail, the DRAM
-  rate, or the bytes in flight? The A/B gives each kernel's registers a thread, which set how many warps an SM holds).
+- Work units a row for the whole-row kernels (`parts`, PARTS): each row copied by 1, 2 or 4 warps, the placement's
+  own split (cupy_kernels.ROW_SPLITS: gpu-fused's fp32 rows go over 4 warps since 2026-12-05) being the default
+  launch, and the unsplit row in half the registers (`unroll=half`), checked like the thread counts (issue 23: a
+  launch's tail, the DRAM rate, or the bytes in flight? The A/B gives each kernel's registers a thread, which set
+  how many warps an SM holds, and its warps a row). The other builds (`vec`, `hint`, `unroll`) copy whole rows, one
+  warp each: on a split placement they differ from the default in that too, which their A/B row's warps say.
 - Cache hints for the whole-row kernels (gpu-fused, gpu-fused-bf16; `hint`, HINTS): the same copy with evict-first
   loads or stores, or read-only loads with a 256-byte L2 prefetch, checked like the thread counts (issue 23: the fp32
   gather is 2 % over its target and reads DRAM at 74 % of peak; which policy, if any, moves it is measured, not
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlperf.errors import choice_error
-from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, THREADS
+from rlperf.replay.placements.cupy_kernels import COMPACT_KERNELS, ROW_SPLITS, THREADS, split_build
 
 PLACEMENTS = ("gpu-fused-bf16", "gpu-compact-fused", "gpu-fused")
 TASK, SIM = "g1_motion_tracking", "motrix"  # the workload every probe placement is built for
@@ -58,10 +61,10 @@ HINTED = ("sample_int4", "sample_float2")
 # question it answers: is the fp32 gather's gap to the copy a launch's tail (the last rows run while the rest of the
 # GPU idles; shorter work units shorten it) or the random rows' DRAM rate (no change)? `unroll=half` (`_uhalf`) is
 # the unsplit row in half the registers: what the registers alone change.
-PARTS = (2, 4)
+PARTS = (1, 2, 4)
 UNROLLS = {"half": "_uhalf"}
 # the whole-row kernels' other builds (cupy_kernels.SAMPLE_KERNELS): option -> {value: the build's name suffix}
-WHOLE_ROW_BUILDS = {"hint": HINTS, "parts": {p: f"_p{p}" for p in PARTS}, "unroll": UNROLLS}
+WHOLE_ROW_BUILDS = {"hint": HINTS, "parts": {p: split_build("", p) for p in PARTS}, "unroll": UNROLLS}
 # a placement's kernel -> (value of the `layout` option, the registered layout that variant's placement stores,
 # the kernel it launches: the same code under its own name)
 OTHER_LAYOUTS = {COMPACT_KERNELS["merge"]: ("a16", "compact-a16", "sample_compact_a16")}
@@ -80,7 +83,8 @@ class Variant:
     vec: str | None = None  # "int4": the fp32 kernel's row with 16-byte loads (checked)
     layout: str | None = None  # "a16": the compact kernel over compact-a16 rows (checked field by field)
     hint: str | None = None  # one of HINTS: a whole-row kernel's loads or stores under another cache policy (checked)
-    parts: int | None = None  # one of PARTS: a whole-row kernel's row copied by that many warps (checked)
+    parts: int | None = None  # one of PARTS: a whole-row kernel's row copied by that many warps (checked); None:
+    # the placement's own (ROW_SPLITS)
     unroll: str | None = None  # one of UNROLLS: a whole-row kernel with fewer vectors a lane in flight (checked)
 
     @property
@@ -104,11 +108,6 @@ class Variant:
         unroll = "" if self.unroll is None else f" unroll={self.unroll}"
         return f"{self.placement} threads={self.threads}{step}{plan}{mixed}{vec}{layout}{hint}{parts}{unroll}"
 
-    @property
-    def warps_per_row(self) -> int:
-        """Warps a sampled row takes: what the launch's grid is sized by, with the batch's rows."""
-        return 1 if self.parts is None else self.parts
-
 
 def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list[Variant]:
     """The default launch first, then one factor changed at a time; `kernel`'s alternative (ALTERNATIVES) and
@@ -120,7 +119,7 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
     if kernel in OTHER_LAYOUTS:
         out.append(Variant(placement, layout=OTHER_LAYOUTS[kernel][0]))
     if kernel in HINTED:
-        out += [Variant(placement, parts=p) for p in PARTS]
+        out += [Variant(placement, parts=p) for p in PARTS if p != ROW_SPLITS[kernel]]
         out += [Variant(placement, unroll=u) for u in UNROLLS]
         out += [Variant(placement, hint=h) for h in HINTS]
     out += [Variant(placement, threads=t) for t in THREADS_CHOICES if t != THREADS]
@@ -131,12 +130,12 @@ def variants(placement: str, *, elided: bool, kernel: str | None = None) -> list
 
 
 def kernel_of(kernel: str, variant: Variant) -> str:
-    """The kernel `variant` launches: `kernel`, or its alternative (or other layout's name) when the variant
-    picks it."""
+    """The kernel `variant` launches: `kernel` as the placement launches it (its own split, ROW_SPLITS), or its
+    alternative (or another build, or other layout's name) when the variant picks it."""
     options = ("mixed", "vec", "layout", "hint", "parts", "unroll")
     picked = [(o, getattr(variant, o)) for o in options if getattr(variant, o) is not None]
     if not picked:
-        return kernel
+        return split_build(kernel, ROW_SPLITS.get(kernel, 1))
     option = picked[0][0]
     if option in WHOLE_ROW_BUILDS:  # another build of a whole-row kernel: its name plus the value's suffix
         suffixes, value = WHOLE_ROW_BUILDS[option], getattr(variant, option)
@@ -261,8 +260,8 @@ def launcher(pl, variant: Variant, tick: int | None = None):
 
     def call() -> None:
         t = pl.sampler.next_tick() if tick is None else tick
-        launch(name, pl.stream, pl.sample_rows * variant.warps_per_row,
-               *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan, **extra), threads=variant.threads)
+        launch(name, pl.stream, pl.sample_rows, *pl.kernel_args(t, step_rows=variant.step_rows, vplan=vplan, **extra),
+               threads=variant.threads)
 
     return call
 
@@ -334,14 +333,15 @@ def ab_timings(pl, placement: str, *, rounds: int, warmup: int = 5, repeat: int 
 
 
 def _ab_row(pl, placement: str, v: Variant) -> dict:
-    """One A/B row before timing: the variant's factors, the kernel it launches and that kernel's registers a
-    thread, and whether its batch is the default's."""
-    from rlperf.replay.placements.cupy_kernels import registers
+    """One A/B row before timing: the variant's factors, the kernel it launches with that kernel's registers a
+    thread and warps a row, and whether its batch is the default's."""
+    from rlperf.replay.placements.cupy_kernels import registers, warps_a_row
 
     kernel = kernel_of(pl.kernel, v)
     return {"placement": placement, "variant": v.label, "threads": v.threads, "step_rows": v.step_rows,
             "plan": v.plan, "mixed": v.mixed, "vec": v.vec, "layout": v.layout, "hint": v.hint, "parts": v.parts,
-            "unroll": v.unroll, "registers": registers(kernel), "kernel": kernel, "checked": v.checked,
+            "unroll": v.unroll, "registers": registers(kernel), "kernel": kernel,
+            "warps_a_row": warps_a_row(kernel), "checked": v.checked,
             "compared": v.compared, "same_output": same_output(pl, v) if v.checked else None, "medians_ms": []}
 
 

@@ -194,15 +194,16 @@ def _same_batch(r: dict) -> str:
 
 def ab_markdown(rows: list[dict]) -> list[str]:
     """The kernel probe's A/B rows: each variant's median against its placement's default launch (the first), with
-    its kernel's registers a thread where the row has them (rows written before 2026-12-05 do not: "-")."""
+    its kernel's registers a thread and warps a row where the row has them (rows written before 2026-12-05 have
+    neither, rows written before the fp32 split became the default no warps: "-")."""
     base = {}
     for r in rows:
         base.setdefault(r["placement"], r["median_ms"])
-    body = [[r["variant"], _same_batch(r), r.get("registers", "-"),
+    body = [[r["variant"], _same_batch(r), r.get("registers", "-"), r.get("warps_a_row", "-"),
              f"{r['median_ms']:.4f}", f"{r['median_ms'] / base[r['placement']]:.3f}",
              " ".join(f"{m:.4f}" for m in r["medians_ms"])] for r in rows]
-    return markdown_table(["variant", "same batch as default", "registers a thread", "median ms", "x default",
-                           "round medians ms"], body, align="llrrrl")
+    return markdown_table(["variant", "same batch as default", "registers a thread", "warps a row", "median ms",
+                           "x default", "round medians ms"], body, align="llrrrrl")
 
 
 __all__ = ["METRICS", "ab_markdown", "kernel_medians", "metric_rows", "ncu_markdown", "read_launches"]

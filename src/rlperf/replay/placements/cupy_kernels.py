@@ -15,6 +15,7 @@ Kernels take raw addresses (uint64) so torch owns every buffer; they run on the 
 from __future__ import annotations
 
 import functools
+import re
 
 from rlperf.measure.cupy_stream import cupy_stream
 
@@ -346,7 +347,13 @@ extern "C" __global__ void sample_compact_merge(COMPACT_ARGS) { compact_rows<tru
 // vector one aligned load; replay.kernel_probe), so that Nsight Compute tells them from the default's.
 extern "C" __global__ void sample_compact_a16(COMPACT_ARGS) { compact_rows<true>(COMPACT_PASS); }
 """
-THREADS = 256  # 8 warps a block, one warp per row
+THREADS = 256  # 8 warps a block, one warp per work unit: a row, or a P-th of one in a `_pP` split build
+# The warps that copy one row in the whole-row kernel a fused GPU placement launches (its `_pP` build when P > 1).
+# fp32 rows (930 floats, float2) go split over 4 warps, a quarter row each in 38 registers: x0.976 of one warp a row,
+# the same batch byte for byte, in every round on the H200 (issue 23; docs/replay-compact-kernel.md,
+# "Row splits: gpu-fused's kernel"). bf16 rows (int4) stay whole: split over 2 or 4 warps they measured x1.003 and
+# x1.305.
+ROW_SPLITS = {"sample_int4": 1, "sample_float2": 4}
 COMPACT_MAX_VECS, COMPACT_MAX_MIXED = 256, 8  # the compact kernels' shared-memory plan (as #defined in _SOURCE):
 # vectors a row, and blocks of 16 int4 in the shared table (a plan's `table_blocks`)
 COMPACT_KERNELS = {"bytes": "sample_compact", "merge": "sample_compact_merge"}  # mixed-vector path -> its kernel
@@ -365,12 +372,24 @@ def registers(name: str) -> int:
     return int(kernel(name).attributes["num_regs"])
 
 
+def split_build(kernel: str, parts: int) -> str:
+    """The build of whole-row kernel `kernel` that copies each row with `parts` warps (SAMPLE_KERNELS' `_pP`)."""
+    return kernel if parts == 1 else f"{kernel}_p{parts}"
+
+
+def warps_a_row(name: str) -> int:
+    """Warps that copy one row in kernel `name`: P for a `_pP` split build, else 1."""
+    split = re.search(r"_p(\d+)$", name)
+    return int(split.group(1)) if split else 1
+
+
 def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:
-    """Launch `name` with one warp per row on `torch_stream`, `threads` a block (a multiple of 32: more rows in
-    flight per block, same work per warp); ints become the kernel's scalar types."""
+    """Launch `name` over a batch of `rows` rows on `torch_stream`, `warps_a_row(name)` warps a row, `threads` a block
+    (a multiple of 32: more work units in flight per block, same work per warp); ints become the kernel's scalar
+    types."""
     if threads % 32 or not 32 <= threads <= 1024:
         raise ValueError(f"threads per block must be a multiple of 32 in 32..1024, got {threads}")
     warps = threads // 32
-    blocks = min(-(-rows // warps), 65535)
+    blocks = min(-(-rows * warps_a_row(name) // warps), 65535)
     with cupy_stream(torch_stream):
         kernel(name)((blocks,), (threads,), args)

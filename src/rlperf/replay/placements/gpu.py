@@ -4,7 +4,8 @@ With the `torch` sampler: device randint + the storage's gather (`index_select(o
 two gathers and a terminal-table patch for next-obs-elided rows). With the `fused` sampler: one
 kernel draws counter-based indices (splitmix64 of seed, tick, row) and copies each row with the
 widest vector its alignment allows (16-byte int4 for padded rows, 8-byte float2 for 930-float rows):
-no generator state, no index round trip through HBM. Elided (compact) layouts have a fused kernel of
+no generator state, no index round trip through HBM; fp32 rows are copied by 4 warps a row (`self.launched`,
+cupy_kernels.ROW_SPLITS, measured). Elided (compact) layouts have a fused kernel of
 their own that reads the row, its successor's obs or its terminal row in the same pass
 (`cupy_kernels.sample_compact_merge` following the `merge` plan of `replay.compact_merge`: COMPACT_MIXED).
 Padded layouts store rows at a 16-byte multiple, which is what lets PyTorch's vectorised gather path run
@@ -54,7 +55,10 @@ class GpuReplay(Placement):
         self.vec_bytes = 16 if row_bytes % 16 == 0 else 8
         if row_bytes % self.vec_bytes:
             raise NotImplementedError(f"fused sampler needs 8-byte aligned rows, got {row_bytes} B")
+        from rlperf.replay.placements.cupy_kernels import ROW_SPLITS, split_build
+
         self.kernel = "sample_int4" if self.vec_bytes == 16 else "sample_float2"
+        self.launched = split_build(self.kernel, ROW_SPLITS[self.kernel])
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -70,7 +74,7 @@ class GpuReplay(Placement):
                                       f"has {vecs} and {self.plan.table_blocks} ({COMPACT_MIXED} plan)")
         self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
         self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
-        self.kernel = COMPACT_KERNELS[COMPACT_MIXED]
+        self.kernel = self.launched = COMPACT_KERNELS[COMPACT_MIXED]
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -84,7 +88,7 @@ class GpuReplay(Placement):
     def _fused_sample(self) -> None:
         from rlperf.replay.placements.cupy_kernels import launch
 
-        launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))
+        launch(self.launched, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))
 
     def kernel_args(self, tick: int, *, step_rows: int | None = None, vplan: torch.Tensor | None = None,
                     table: torch.Tensor | None = None) -> tuple:

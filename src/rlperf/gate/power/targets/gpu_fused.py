@@ -8,7 +8,7 @@ from rlperf.gate.power.targets.base import Target
 
 GPU_FILE = "src/rlperf/replay/placements/gpu.py"
 # the fused sample's one launch line (the packed and compact kernels both launch through it)
-GPU_ANCHOR = "        launch(self.kernel, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))\n"
+GPU_ANCHOR = "        launch(self.launched, self.stream, self.sample_rows, *self.kernel_args(self.sampler.next_tick()))\n"
 BENCH = r"ReplayGpuSample\.track_ms\(20, '(gpu-fused|gpu)', 1\)"
 INJECTED = r"'gpu-fused'"
 
