@@ -73,17 +73,22 @@ def test_an_empty_range_is_refused(name):
 
 
 @pytest.mark.gpu
-def test_the_fused_kernel_draws_what_the_host_oracle_draws():
-    """On a GPU: the sample kernel's indices equal CounterSampler.draws for the same seed and tick."""
+@pytest.mark.parametrize("name", ["gpu-fused-padded", "gpu-fused", "uva-fused-bf16"])
+def test_the_fused_kernel_draws_what_the_host_oracle_draws(name):
+    """On a GPU: the sample kernel's indices equal CounterSampler.draws for the same seed and tick, pass after pass
+    (a draw read stale, as a captured launch's could be, would repeat an earlier pass's), for the split fp32 gather
+    and the zero-copy graph replay too. Rows written after the capture: test_transfer's integrity test."""
     from rlperf.replay.cases import ReplayCase
     from rlperf.replay.build import build_placement
     from rlperf.replay.run import learner_device
 
-    case = ReplayCase("g1_motion_tracking", "motrix", "gpu-fused-padded", 2**16)
+    case = ReplayCase("g1_motion_tracking", "motrix", name, 2**16)
     p = build_placement(case.spec, case.workload, case.capacity_rows, device=learner_device(), threads=1, seed=5)
     p.setup()
-    tick = p.sampler.tick
-    p.sample()
-    first, count = p.storage.sampleable()
-    want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity_rows
-    assert np.array_equal(p.last_indices().cpu().numpy(), want)
+    for t in range(3):
+        tick = p.sampler.tick
+        p.sample()
+        first, count = p.storage.sampleable()
+        want = (first + p.sampler.draws(count, p.sample_rows, tick)) % p.capacity_rows
+        assert np.array_equal(p.last_indices().cpu().numpy(), want), (name, t)
+        p.verify()  # and each row is the row its index names (a pass of its own, another tick)
