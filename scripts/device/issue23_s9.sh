@@ -11,6 +11,9 @@
 #     5. the report's sweep, part a: every placement at 2^20, 2^22, 2^26, 2^28, 2^30 (replay_single.sh's split).
 #   bash scripts/device/issue23_s9.sh sweep24 (summary.txt, results-b.json, all.tgz)
 #     the sweep's part b, 2^24, then with the time left one fresh process of gpu-fused alone at 2^24 (control).
+#   bash scripts/device/issue23_s9.sh interleave (summary.txt, all.tgz)
+#     host and host-numba against reference-host, interleaved round by round (replay.interleave_probe), in 5 fresh
+#     processes; then uva-fused-bf16 (the graph) against uva-bf16 the same way, in 3.
 source "$(dirname "$0")/common.sh"
 R=$WORK/s9
 mkdir -p "$R"
@@ -61,7 +64,26 @@ print(','.join(p for p in d if not p.startswith('uva-fused')))")
     cp "$R/b/results.json" "$OUT/results-b.json" 2>/dev/null
     replay control24 gpu-fused 24 --no-ceilings
     ;;
-  *) echo "usage: issue23_s9.sh check|sweep24" >&2; exit 2 ;;
+  interleave)
+    for k in 1 2 3 4 5; do
+      [ "$(left)" -lt 60 ] && { log "host process $k not started: $(left) s left"; break; }
+      timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py --placements host,host-numba \
+        --against reference-host --out "$R/host-$k.json" > "$R/host-$k.md" 2> "$R/host-$k.log"
+      log "interleaved host process $k: rc=$? after $((SECONDS - START)) s"
+    done
+    python3 scripts/device/probe_interleaved.py --summarize "$R"/host-*.json --out-md "$R/host.md"
+    cat "$R/host.md" >> "$OUT/summary.txt"
+    for k in 1 2 3; do
+      [ "$(left)" -lt 60 ] && { log "zero-copy process $k not started: $(left) s left"; break; }
+      timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py --placements uva-fused-bf16 \
+        --against uva-bf16 --metrics cpu_sample_then_h2d_wall --out "$R/uva-$k.json" > "$R/uva-$k.md" \
+        2> "$R/uva-$k.log"
+      log "interleaved zero-copy process $k: rc=$? after $((SECONDS - START)) s"
+    done
+    python3 scripts/device/probe_interleaved.py --summarize "$R"/uva-*.json --out-md "$R/uva.md"
+    cat "$R/uva.md" >> "$OUT/summary.txt"
+    ;;
+  *) echo "usage: issue23_s9.sh check|sweep24|interleave" >&2; exit 2 ;;
 esac
 cp "$WORK/machine.txt" "$OUT/summary.txt" "$R/"
 tar czf "$OUT/all.tgz" -C "$R" .

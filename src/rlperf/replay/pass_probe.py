@@ -150,7 +150,7 @@ def _checked(placement: str, modes, cuda: bool) -> tuple[str, tuple[str, ...]]:
     return family, modes
 
 
-def _built(placement: str, capacity_exponent: int, sample_rows: int | None, threads: int, seed: int):
+def build_verified(placement: str, capacity_exponent: int, sample_rows: int | None, threads: int, seed: int):
     """The placement set up and one batch verified (`kernel_probe.build`), with the seconds that took."""
     from rlperf.replay import kernel_probe
     from rlperf.replay.cases import ReplayCase
@@ -181,7 +181,7 @@ def probe(placement: str = "host", *, capacity_exponent: int = 20, threads: int 
     cuda = torch.cuda.is_available()
     family, modes = _checked(placement, modes, cuda)
     threads = threads or default_torch_threads(1)
-    pl, setup_s = _built(placement, capacity_exponent, sample_rows, threads, seed)
+    pl, setup_s = build_verified(placement, capacity_exponent, sample_rows, threads, seed)
     if gap_ms is None:
         host_copy = cuda and family == "host"
         gap_ms = statistics.median(_call(pl, "h2d", 0, torch)["ms"] for _ in range(5)) if host_copy else DEFAULT_GAP_MS
@@ -260,5 +260,5 @@ def summarize(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CPU_MODES", "HOST_MODES", "PASS_PHASES", "ZERO_COPY_MODES", "family_placements", "modes_of", "probe",
-           "summarize"]
+__all__ = ["CPU_MODES", "HOST_MODES", "PASS_PHASES", "ZERO_COPY_MODES", "build_verified", "family_placements",
+           "modes_of", "probe", "summarize"]
