@@ -1,6 +1,9 @@
 """Merge the parts of one `rlperf replay` sweep split by capacity into one results.json.
 
-    python scripts/merge_replay_results.py PART.json PART.json [...] --out results.json
+    python scripts/merge_replay_results.py PART.json PART.json [...] --out results.json [--replace REASON]
+
+With --replace, a later part may measure points an earlier one holds (placements whose code changed): its points
+replace those, which the merged document keeps under `replaced` with REASON.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("parts", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--replace", metavar="REASON", help="let later parts replace earlier points, saying why")
     args = ap.parse_args(argv)
 
     def merge() -> dict:
         docs = [read_json(p, schema=SCHEMA, versions=(SCHEMA_VERSION,)) for p in args.parts]
-        return merge_replay_docs(docs, [p.name for p in args.parts])
+        return merge_replay_docs(docs, [p.name for p in args.parts], replace_reason=args.replace)
 
     merged = derive_json(args.out, merge, prog="merge_replay_results")
     if merged is None:

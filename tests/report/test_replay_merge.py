@@ -39,3 +39,23 @@ def test_a_merged_report_merges_again_with_new_placements_keeping_every_part():
 def test_parts_of_different_sweeps_or_the_same_point_twice_are_refused(other):
     with pytest.raises(UsageError):
         merge_replay_docs([_doc([16]), other], ["a.json", "b.json"])
+
+
+def test_a_later_part_replaces_earlier_points_only_with_a_reason_and_keeps_them():
+    report = merge_replay_docs([_doc([16]), _doc([32])], ["a.json", "b.json"])
+    again = _doc([16, 64], placements=("gpu",))
+    again["results"][0]["ms"] = 0.5
+    with pytest.raises(UsageError, match="--replace"):
+        merge_replay_docs([report, again], ["results.json", "d.json"])
+    with pytest.raises(UsageError, match="say why"):
+        merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason=" ")
+    merged = merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason="gpu's kernel changed")
+    assert [(r["capacity_rows"], r["placement"], r.get("ms")) for r in merged["results"]] == [
+        (16, "gpu", 0.5), (16, "host", None), (32, "gpu", None), (32, "host", None), (64, "gpu", None)]
+    assert [(e["result"]["capacity_rows"], e["in"], e["by"], e["reason"]) for e in merged["replaced"]
+            if "result" in e] == [(16, "results.json", "d.json", "gpu's kernel changed")]
+    assert [p["file"] for p in merged["parts"]] == ["a.json", "b.json", "d.json"]
+    # a skipped point is a point too: the later part's skip replaces the earlier one
+    assert sorted(s["capacity_rows"] for s in merged["skipped"]) == [16, 32, 64]
+    assert [(e["skipped"]["placement"], e["skipped"]["capacity_rows"]) for e in merged["replaced"]
+            if "skipped" in e] == [("x", 16)]

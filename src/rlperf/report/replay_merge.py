@@ -15,8 +15,10 @@ SAME_KEYS = ("schema", "schema_version", "workload")  # parts of one sweep agree
 SAME_ARGS = ("task", "sim", "gpu_counts", "warmup", "repeat", "seed")
 
 
-def merge_replay_docs(docs: list[dict], names: list[str]) -> dict:
-    """`docs` (read from `names`) as one document; refuses parts of different sweeps or repeated points."""
+def merge_replay_docs(docs: list[dict], names: list[str], replace_reason: str | None = None) -> dict:
+    """`docs` (read from `names`) as one document; refuses parts of different sweeps, and repeated points unless
+    `replace_reason` says why a later part measures them again (the code of those placements changed): then the later
+    part's points (measured or skipped) replace the earlier ones, which move to `replaced` with the reason."""
     if len(docs) < 2:
         raise UsageError("merge needs at least two replay result files")
     first = docs[0]
@@ -35,13 +37,29 @@ def merge_replay_docs(docs: list[dict], names: list[str]) -> dict:
     def key(r):
         return r.get("world_size", 1), r["capacity_rows"], order.get(r["placement"], len(order)), r["placement"]
 
-    results = sorted((r for d in docs for r in d["results"]), key=key)
+    if replace_reason is not None and not replace_reason.strip():
+        raise UsageError("say why the later part measures these points again (--replace REASON)")
+    kept = [(list(d["results"]), list(d["skipped"])) for d in docs]
+    replaced = []
+    if replace_reason:
+        for later in range(1, len(docs)):
+            covered = {key(r) for r in kept[later][0] + kept[later][1]}
+            for earlier in range(later):
+                for kind, entries in zip(("result", "skipped"), kept[earlier]):
+                    gone = [r for r in entries if key(r) in covered]
+                    replaced += [{kind: r, "in": names[earlier], "by": names[later], "reason": replace_reason}
+                                 for r in gone]
+                    entries[:] = [r for r in entries if key(r) not in covered]
+    results = sorted((r for res, _ in kept for r in res), key=key)
     points = [key(r) for r in results]
     if len(set(points)) != len(points):
-        raise UsageError("the parts measure the same point twice; merge parts of disjoint capacities")
+        raise UsageError("the parts measure the same point twice; merge parts of disjoint capacities, or give the "
+                         "reason a later part measures them again (--replace)")
     merged = dict(first)
     merged["results"] = results
-    merged["skipped"] = [s for d in docs for s in d["skipped"]]
+    merged["skipped"] = [s for _, skipped in kept for s in skipped]
+    if replaced or "replaced" in first:
+        merged["replaced"] = list(first.get("replaced", [])) + replaced
     merged["command"] = " ; ".join(d["command"] for d in docs)
     merged["args"] = dict(first["args"], capacity_rows=sorted({c for d in docs for c in d["args"]["capacity_rows"]}),
                           placements=list(order))
