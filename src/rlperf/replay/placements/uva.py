@@ -7,9 +7,10 @@ the layout's dtypes (fp32 or bf16 rows).
 With the `torch` sampler a pass is the device draw, then the gather (`gather_int4`): two launches whose gap the
 GPU waits out (issue 23: uva-bf16's unheld device time x1.05-1.15 of its held time, H200, 2026-12-05). With the
 `fused` sampler one kernel draws the counter-based rows and reads them (gpu-fused-bf16's kernel, on the pinned
-table's device address): one launch a pass, no index round trip. That launch is captured once in a CUDA graph
-(`sample_int4_at`, which reads its draw from a pinned buffer the host fills before each replay), because from
-Python a CuPy launch costs 0.06 ms of host time the GPU waits out, more in a slow process (docs/replay-zero-copy.md).
+table's device address): one launch a pass, no index round trip. The pass is captured once in a CUDA graph (a
+40-byte copy of the draw, which the host writes into pinned memory before each replay, to the device, then
+`sample_int4_at` reading it there), because from Python a CuPy launch costs 0.06 ms of host time the GPU waits out,
+more in a slow process (docs/replay-zero-copy.md).
 """
 
 from __future__ import annotations
@@ -39,15 +40,23 @@ class UvaReplay(Placement):
                 np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
 
     def _capture(self) -> None:
-        """The fused pass as a CUDA graph of one launch, its draw read from `self.draw` (pinned, five u64)."""
+        """The fused pass as a CUDA graph: copy the draw (`self.draw`, pinned, five u64) to the device, then launch
+        the gather reading it there. Not read from the pinned buffer by the kernel itself: every block reading one
+        host line costs 4 ms a pass (cupy_kernels.sample_int4_at)."""
+        import cupy
+
         from rlperf.replay.placements.cupy_kernels import kernel
 
         self.draw = torch.zeros(5, dtype=torch.int64, pin_memory=True)
         self.draw_words = self.draw.numpy().view(np.uint64)
+        self.draw_on_device = torch.zeros(5, dtype=torch.int64, device=self.device)
         kernel("sample_int4_at")  # compiled and loaded now: no module load inside the capture
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph, stream=self.stream):
-            launch("sample_int4_at", self.stream, self.sample_rows, *self._buffers(), np.uint64(self.draw.data_ptr()))
+            cupy.cuda.runtime.memcpyAsync(self.draw_on_device.data_ptr(), self.draw.data_ptr(), self.draw.nbytes,
+                                          cupy.cuda.runtime.memcpyHostToDevice, self.stream.cuda_stream)
+            launch("sample_int4_at", self.stream, self.sample_rows, *self._buffers(),
+                   np.uint64(self.draw_on_device.data_ptr()))
         torch.cuda.synchronize(self.device)
 
     def queue(self) -> None:
