@@ -18,7 +18,8 @@
 #   bash scripts/device/issue23_s9.sh uva     (summary.txt, tests.log, results-e.json, all.tgz)
 #     after the graph's fix (its draw copied to the device first): the zero-copy tests, the pass probe, 5 fresh
 #     processes of the four zero-copy placements at 2^20, part e (uva-fused, uva-fused-bf16 at 2^20-2^26, to
-#     replace part d's points), uva-fused-bf16 against uva-bf16 interleaved in 3 fresh processes.
+#     replace part d's points), uva-fused-bf16 against uva-bf16 interleaved in 3 fresh processes; then the 2^24
+#     prefix that slowed the whole-row fp32 kernel (uva, gpu, gpu-padded, then gpu-fused), now with the split.
 source "$(dirname "$0")/common.sh"
 R=$WORK/s9
 mkdir -p "$R"
@@ -111,6 +112,7 @@ case "${1:-}" in
       python3 scripts/device/probe_interleaved.py --summarize "$R"/inter-uva-*.json --out-md "$R/inter-uva.md"
       cat "$R/inter-uva.md" >> "$OUT/summary.txt"
     fi
+    replay prefix24 uva,gpu,gpu-padded,gpu-fused 24 --no-ceilings  # the prefix that made the whole-row kernel slow
     ;;
   *) echo "usage: issue23_s9.sh check|more|uva" >&2; exit 2 ;;
 esac
