@@ -59,3 +59,15 @@ def test_a_later_part_replaces_earlier_points_only_with_a_reason_and_keeps_them(
     assert sorted(s["capacity_rows"] for s in merged["skipped"]) == [16, 32, 64]
     assert [(e["skipped"]["placement"], e["skipped"]["capacity_rows"]) for e in merged["replaced"]
             if "skipped" in e] == [("x", 16)]
+
+
+def test_take_gives_only_the_named_placements_of_the_later_parts_and_says_so():
+    report = merge_replay_docs([_doc([16]), _doc([32])], ["a.json", "b.json"])
+    again = _doc([16], placements=("gpu", "uva-fused"))
+    merged = merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason="gpu changed", take=["gpu"])
+    assert [(r["capacity_rows"], r["placement"]) for r in merged["results"]] == [
+        (16, "gpu"), (16, "host"), (32, "gpu"), (32, "host")]
+    assert merged["parts"][-1]["placements_taken"] == ["gpu"] and "placements_taken" not in merged["parts"][0]
+    assert merged["args"]["placements"] == ["gpu", "host"]
+    with pytest.raises(UsageError, match="did not measure host"):
+        merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason="r", take=["host"])

@@ -15,12 +15,17 @@ SAME_KEYS = ("schema", "schema_version", "workload")  # parts of one sweep agree
 SAME_ARGS = ("task", "sim", "gpu_counts", "warmup", "repeat", "seed")
 
 
-def merge_replay_docs(docs: list[dict], names: list[str], replace_reason: str | None = None) -> dict:
+def merge_replay_docs(docs: list[dict], names: list[str], replace_reason: str | None = None,
+                      take: list[str] | None = None) -> dict:
     """`docs` (read from `names`) as one document; refuses parts of different sweeps, and repeated points unless
     `replace_reason` says why a later part measures them again (the code of those placements changed): then the later
-    part's points (measured or skipped) replace the earlier ones, which move to `replaced` with the reason."""
+    part's points (measured or skipped) replace the earlier ones, which move to `replaced` with the reason. `take`:
+    from every part after the first, only these placements' points (a part that also measured a placement whose code
+    changed again since); each such part's entry in `parts` says which it gave."""
     if len(docs) < 2:
         raise UsageError("merge needs at least two replay result files")
+    if take is not None:
+        docs = [docs[0]] + [_taken(d, n, take) for d, n in zip(docs[1:], names[1:])]
     first = docs[0]
     for doc, name in zip(docs[1:], names[1:]):
         for key in SAME_KEYS:
@@ -67,8 +72,26 @@ def merge_replay_docs(docs: list[dict], names: list[str], replace_reason: str | 
     return merged
 
 
+def _taken(doc: dict, name: str, take: list[str]) -> dict:
+    """`doc` with only the points of the placements in `take`; refused if it measured none of them."""
+    if "parts" in doc:
+        raise UsageError(f"{name}: a merged document gives all its points or none; take placements from its parts")
+    missing = [p for p in take if p not in doc["args"]["placements"]]
+    if missing:
+        raise UsageError(f"{name} did not measure {', '.join(missing)}; it measured "
+                         f"{', '.join(doc['args']['placements'])}")
+    out = dict(doc, results=[r for r in doc["results"] if r["placement"] in take],
+               skipped=[s for s in doc["skipped"] if s["placement"] in take])
+    out["args"] = dict(doc["args"], placements=[p for p in doc["args"]["placements"] if p in take])
+    out["placements_taken"] = list(take)
+    return out
+
+
 def _parts_of(doc: dict, name: str) -> list[dict]:
     """The parts a document stands for: its own `parts` if it was merged before, else itself."""
     if "parts" in doc:
         return list(doc["parts"])
-    return [{"file": name, "command": doc["command"], "created_at": doc["created_at"], "ceilings": doc["ceilings"]}]
+    part = {"file": name, "command": doc["command"], "created_at": doc["created_at"], "ceilings": doc["ceilings"]}
+    if "placements_taken" in doc:
+        part["placements_taken"] = doc["placements_taken"]
+    return [part]
