@@ -76,8 +76,7 @@ def test_an_empty_range_is_refused(name):
 @pytest.mark.parametrize("name", ["gpu-fused-padded", "gpu-fused", "uva-fused-bf16"])
 def test_the_fused_kernel_draws_what_the_host_oracle_draws(name):
     """On a GPU: the sample kernel's indices equal CounterSampler.draws for the same seed and tick, pass after pass
-    (a draw read stale, as a captured launch's could be, would repeat an earlier pass's), for the split fp32 gather
-    and the zero-copy graph replay too. Rows written after the capture: test_transfer's integrity test."""
+    (a draw read stale would repeat an earlier pass's), for the split fp32 gather and the zero-copy fused gather too."""
     from rlperf.replay.cases import ReplayCase
     from rlperf.replay.build import build_placement
     from rlperf.replay.run import learner_device

@@ -152,19 +152,6 @@ __device__ __forceinline__ void sample_rows(const V* __restrict__ table, long lo
 SAMPLE_KERNELS(sample_int4, int4, 8)
 SAMPLE_KERNELS(sample_float2, float2, 16)
 
-// sample_int4 with its draw (first, count, capacity, seed, tick: five u64) read at `draw` in device memory: the
-// arguments of a CUDA graph's launch are fixed, so the zero-copy placements replay a captured pass that first copies
-// the draw the host wrote into pinned memory to `draw`, then launches this (placements/uva.py). Read straight from
-// the pinned buffer, one read a block, the pass took 5.3-6.1 ms instead of 1.3 whatever the row bytes (H200,
-// 2026-12-05): every block reading the one host line over PCIe, in turn (docs/replay-zero-copy.md).
-extern "C" __global__ void sample_int4_at(const u64 table, const u64 idx, const u64 out, int rows, int vecs,
-                                          const u64 draw) {
-    __shared__ u64 d[5];
-    if (threadIdx.x < 5) d[threadIdx.x] = ((const u64*)draw)[threadIdx.x];
-    __syncthreads();
-    sample_rows<int4, 8>((const int4*)table, (long long*)idx, (int4*)out, rows, vecs, d[0], d[1], d[2], d[3], d[4]);
-}
-
 // A row of `n8` 8-byte units, 8-byte aligned, copied with 16-byte loads (the `int4` variant of sample_float2, an
 // unmeasured alternative): a row 8 B past a 16-byte boundary starts with one 8-byte head, the aligned middle
 // goes as int4 (half the load instructions of float2), an odd unit left over is an 8-byte tail. Stores are int4

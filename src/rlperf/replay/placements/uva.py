@@ -6,11 +6,8 @@ the layout's dtypes (fp32 or bf16 rows).
 
 With the `torch` sampler a pass is the device draw, then the gather (`gather_int4`): two launches whose gap the
 GPU waits out (issue 23: uva-bf16's unheld device time x1.05-1.15 of its held time, H200, 2026-12-05). With the
-`fused` sampler one kernel draws the counter-based rows and reads them (gpu-fused-bf16's kernel, on the pinned
-table's device address): one launch a pass, no index round trip. The pass is captured once in a CUDA graph (a
-40-byte copy of the draw, which the host writes into pinned memory before each replay, to the device, then
-`sample_int4_at` reading it there), because from Python a CuPy launch costs 0.06 ms of host time the GPU waits out,
-more in a slow process (docs/replay-zero-copy.md).
+`fused` sampler one kernel draws the counter-based rows and reads them (`sample_int4`, gpu-fused-bf16's kernel, on
+the pinned table's device address): one launch a pass, no index round trip.
 """
 
 from __future__ import annotations
@@ -30,48 +27,21 @@ class UvaReplay(Placement):
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
         self.stream = torch.cuda.Stream(self.device)
         torch.cuda.synchronize(self.device)  # `out`'s zero fill (default stream) lands before any draw writes it
-        if self.sampler.in_kernel:
-            self._capture()
         if self.prefill:
             self.sample()  # compile outside any timing
 
-    def _buffers(self) -> tuple:
-        return (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
-                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
-
-    def _capture(self) -> None:
-        """The fused pass as a CUDA graph: copy the draw (`self.draw`, pinned, five u64) to the device, then launch
-        the gather reading it there. Not read from the pinned buffer by the kernel itself: every block reading one
-        host line costs 4 ms a pass (cupy_kernels.sample_int4_at)."""
-        import cupy
-
-        from rlperf.replay.placements.cupy_kernels import kernel
-
-        self.draw = torch.zeros(5, dtype=torch.int64, pin_memory=True)
-        self.draw_words = self.draw.numpy().view(np.uint64)
-        self.draw_on_device = torch.zeros(5, dtype=torch.int64, device=self.device)
-        kernel("sample_int4_at")  # compiled and loaded now: no module load inside the capture
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph, stream=self.stream):
-            cupy.cuda.runtime.memcpyAsync(self.draw_on_device.data_ptr(), self.draw.data_ptr(), self.draw.nbytes,
-                                          cupy.cuda.runtime.memcpyHostToDevice, self.stream.cuda_stream)
-            launch("sample_int4_at", self.stream, self.sample_rows, *self._buffers(),
-                   np.uint64(self.draw_on_device.data_ptr()))
-        torch.cuda.synchronize(self.device)
-
     def queue(self) -> None:
         """Queue one batch on `self.stream` (the device draw, then the zero-copy gather) without waiting: `sample`
-        waits for it, and the pass probe (`replay.pass_probe`) times the queueing and the wait apart. The fused pass
-        writes its draw where the captured launch reads it, so a pass queued before the last one ran would change
-        that one's draw: wait for each (as `sample` does) when the rows matter."""
+        waits for it, and the pass probe (`replay.pass_probe`) times the queueing and the wait apart."""
+        buffers = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
+                   np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
         if self.sampler.in_kernel:
-            self.draw_words[:] = self.counter_draw_args(self.sampler.next_tick())
-            with torch.cuda.stream(self.stream):
-                self.graph.replay()
+            launch("sample_int4", self.stream, self.sample_rows, *buffers,
+                   *self.counter_draw_args(self.sampler.next_tick()))
             return
         with torch.cuda.stream(self.stream):
             self.sampler.sample(self.storage, self.idx)
-        launch("gather_int4", self.stream, self.sample_rows, *self._buffers())
+        launch("gather_int4", self.stream, self.sample_rows, *buffers)
 
     def sample(self) -> torch.Tensor:
         self.queue()
