@@ -68,6 +68,24 @@ def test_take_gives_only_the_named_placements_of_the_later_parts_and_says_so():
     assert [(r["capacity_rows"], r["placement"]) for r in merged["results"]] == [
         (16, "gpu"), (16, "host"), (32, "gpu"), (32, "host")]
     assert merged["parts"][-1]["placements_taken"] == ["gpu"] and "placements_taken" not in merged["parts"][0]
+    assert merged["command"].endswith("--capacity-rows [16] [points taken: gpu]")  # the command says it too
     assert merged["args"]["placements"] == ["gpu", "host"]
     with pytest.raises(UsageError, match="did not measure host"):
         merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason="r", take=["host"])
+
+
+def test_the_analysis_lists_each_replaced_point_with_its_old_median_and_the_reason():
+    from rlperf.report.replay_markdown import analysis_lines
+
+    report = merge_replay_docs([_doc([16]), _doc([32])], ["a.json", "b.json"])
+    report["results"][0]["timings"] = {"gpu_sample_wall": {"samples_ms": [0.07, 0.066, 0.066]}}
+    again = _doc([16], placements=("gpu",))
+    merged = merge_replay_docs([report, again], ["results.json", "d.json"], replace_reason="its kernel changed",
+                               take=["gpu"])
+    merged.update(command="rlperf replay", device_info="test", args=dict(merged["args"], torch_threads=1),
+                  workload={"sample_rows_per_rank": 4, "sample_bytes_per_rank": 1, "row_floats": 1, "row_bytes": 4,
+                            "collector_rows_per_iteration": 2, "sample_new_ratio_per_rank": 2}, results=[], skipped=[])
+    lines = analysis_lines(merged)
+    assert "## Replaced by a later part" in lines
+    assert ("- gpu, 1 GPU(s), 16 rows (GPU sample median 0.066 ms; results.json), replaced by d.json: its kernel "
+            "changed") in lines

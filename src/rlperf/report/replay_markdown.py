@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from rlperf.measure.guards import gib
 from rlperf.replay.metrics import CPU_SAMPLE, END_TO_END, GPU_SAMPLE, H2D, LABELS
 from rlperf.report import replay_table as rt
@@ -106,4 +108,13 @@ def analysis_lines(doc: dict) -> list[str]:
             metric = f" {LABELS[s['metric']]}" if s.get("metric") else ""
             capacity_rows = f"{s['capacity_rows']:,} rows" if s.get("capacity_rows") else "-"
             lines.append(f"- {s['placement']}{metric}, {s['world_size']} GPU(s), {capacity_rows}: {s['reason']}")
+    if doc.get("replaced"):  # report.replay_merge, --replace: points a later part measured again
+        lines += ["", "## Replaced by a later part", ""]
+        for e in doc["replaced"]:
+            point = e.get("result") or e.get("skipped")
+            was = "skipped" if "skipped" in e else ", ".join(
+                f"{LABELS.get(m, m)} median {_ms(statistics.median(t['samples_ms']))} ms"
+                for m, t in point.get("timings", {}).items() if isinstance(t, dict) and t.get("samples_ms"))
+            lines.append(f"- {point['placement']}, {point.get('world_size', 1)} GPU(s), {point['capacity_rows']:,} rows "
+                         f"({was or 'no timing'}; {e['in']}), replaced by {e['by']}: {e['reason']}")
     return lines

@@ -84,6 +84,7 @@ def _taken(doc: dict, name: str, take: list[str]) -> dict:
                skipped=[s for s in doc["skipped"] if s["placement"] in take])
     out["args"] = dict(doc["args"], placements=[p for p in doc["args"]["placements"] if p in take])
     out["placements_taken"] = list(take)
+    out["command"] = f"{doc['command']} [points taken: {', '.join(take)}]"
     return out
 
 
