@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         if args.mode == "profile":
             kernel_probe.profile(pl, placement=name, warmup=args.warmup, launches=args.launches,
                                  alternatives=args.alternatives)
-            print(f"{name}: kernel {pl.kernel}, {args.launches} launches profiled", flush=True)
+            print(f"{name}: kernel {pl.launched}, {args.launches} launches profiled", flush=True)
         else:  # the file holds every placement done so far, so a timeout keeps them
             rows += kernel_probe.ab_timings(pl, name, rounds=args.rounds)
             write_text(args.out, "".join(json.dumps(r) + "\n" for r in rows))

@@ -28,7 +28,7 @@
 source "$(dirname "$0")/common.sh"
 W=$WORK/ncu
 mkdir -p "$W"
-LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact_merge=gpu-compact-fused --label sample_float2=gpu-fused
+LABELS=(--label sample_int4=gpu-fused-bf16 --label sample_compact_merge=gpu-compact-fused --label sample_float2_p4=gpu-fused
         --label sample_compact="gpu-compact-fused mixed=bytes" --label sample_float2_wide="gpu-fused vec=int4"
         --label sample_compact_a16="gpu-compact-fused layout=a16")
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }

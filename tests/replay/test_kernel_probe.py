@@ -225,8 +225,9 @@ def test_the_device_script_labels_each_kernel_as_the_probe_labels_its_launch():
     labels = {k: v.strip('"') for k, v in re.findall(r'--label (\w+)=("[^"]*"|\S+)', text.split("LABELS=(")[1])}
     want = {}
     for name in PLACEMENTS:
-        kernel = _cpu_placement(name).kernel
-        want[kernel] = name
+        pl = _cpu_placement(name)
+        kernel = pl.kernel
+        want[pl.launched] = name  # the build it launches (gpu-fused: its 4-way split)
         if kernel in ALTERNATIVES:
             option, value, alternative = ALTERNATIVES[kernel]
             want[alternative] = Variant(name, **{option: value}).label.replace(f" threads={THREADS}", "")
