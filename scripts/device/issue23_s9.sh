@@ -16,7 +16,8 @@
 #     the interleaved host processes up to 5 in all (HOST_DONE: how many ran before), then uva-fused-bf16 (the
 #     graph) against uva-bf16 interleaved in 3 fresh processes, then gpu-fused alone at 2^24 (the transient).
 #   bash scripts/device/issue23_s9.sh uva     (summary.txt, tests.log, results-e.json, all.tgz)
-#     after the graph's fix (its draw copied to the device first): the zero-copy tests, the pass probe, 5 fresh
+#     for the graph's fix (its draw copied to the device first; commits 9fabc4b + 639f360, taken back out of main
+#     until measured: re-apply them first, docs/replay-zero-copy.md): the zero-copy tests, the pass probe, 5 fresh
 #     processes of the four zero-copy placements at 2^20, part e (uva-fused, uva-fused-bf16 at 2^20-2^26, to
 #     replace part d's points), uva-fused-bf16 against uva-bf16 interleaved in 3 fresh processes; then the 2^24
 #     prefix that slowed the whole-row fp32 kernel (uva, gpu, gpu-padded, then gpu-fused), now with the split.
