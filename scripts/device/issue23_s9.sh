@@ -34,17 +34,21 @@ replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]; PLACEMENTS "all": e
   log "$name ($placements at 2^$exps) rc=$? after $((SECONDS - START)) s"
 }
 git rev-parse HEAD >> "$OUT/summary.txt" 2>&1
-interleaved_host() {  # interleaved_host FIRST LAST: fresh processes FIRST..LAST while time is left
-  for k in $(seq "$1" "$2"); do
-    [ "$(left)" -lt 60 ] && { log "host process $k not started: $(left) s left"; break; }
-    timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py --placements host,host-numba \
-      --against reference-host --out "$R/host-$k.json" > "$R/host-$k.md" 2> "$R/host-$k.log"
-    log "interleaved host process $k: rc=$? after $((SECONDS - START)) s"
+interleaved() {  # interleaved NAME FIRST LAST PROBE-ARGS...: probe_interleaved.py in fresh processes FIRST..LAST
+  local name=$1 first=$2 last=$3
+  shift 3
+  for k in $(seq "$first" "$last"); do
+    [ "$(left)" -lt 60 ] && { log "$name process $k not started: $(left) s left"; break; }
+    timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py "$@" --out "$R/$name-$k.json" \
+      > "$R/$name-$k.md" 2> "$R/$name-$k.log"
+    log "interleaved $name process $k: rc=$? after $((SECONDS - START)) s"
   done
-  ls "$R"/host-*.json > /dev/null 2>&1 || return
-  python3 scripts/device/probe_interleaved.py --summarize "$R"/host-*.json --out-md "$R/host.md"
-  cat "$R/host.md" >> "$OUT/summary.txt"
+  ls "$R/$name"-*.json > /dev/null 2>&1 || return
+  python3 scripts/device/probe_interleaved.py --summarize "$R/$name"-*.json --out-md "$R/$name.md"
+  cat "$R/$name.md" >> "$OUT/summary.txt"
 }
+HOST_PAIR=(--placements host,host-numba --against reference-host)
+ZERO_COPY_PAIR=(--placements uva-fused-bf16 --against uva-bf16 --metrics cpu_sample_then_h2d_wall)
 case "${1:-}" in
   check)
     timeout 150 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/replay/test_kernel_probe.py \
@@ -68,21 +72,11 @@ case "${1:-}" in
     cat "$R/noise.md" >> "$OUT/summary.txt"
     replay d gpu-fused,uva-fused,uva-fused-bf16 20,22,24,26
     cp "$R/d/results.json" "$OUT/results-d.json" 2>/dev/null
-    interleaved_host 1 5
+    interleaved host 1 5 "${HOST_PAIR[@]}"
     ;;
   more)
-    interleaved_host $((${HOST_DONE:-0} + 1)) 5
-    for k in 1 2 3; do
-      [ "$(left)" -lt 60 ] && { log "zero-copy process $k not started: $(left) s left"; break; }
-      timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py --placements uva-fused-bf16 \
-        --against uva-bf16 --metrics cpu_sample_then_h2d_wall --out "$R/uva-$k.json" > "$R/uva-$k.md" \
-        2> "$R/uva-$k.log"
-      log "interleaved zero-copy process $k: rc=$? after $((SECONDS - START)) s"
-    done
-    if ls "$R"/uva-*.json > /dev/null 2>&1; then
-      python3 scripts/device/probe_interleaved.py --summarize "$R"/uva-*.json --out-md "$R/uva.md"
-      cat "$R/uva.md" >> "$OUT/summary.txt"
-    fi
+    interleaved host $((${HOST_DONE:-0} + 1)) 5 "${HOST_PAIR[@]}"
+    interleaved uva 1 3 "${ZERO_COPY_PAIR[@]}"
     replay control24 gpu-fused 24 --no-ceilings
     ;;
   uva)
@@ -102,17 +96,7 @@ case "${1:-}" in
     cat "$R/noise-uva.md" >> "$OUT/summary.txt"
     replay e uva-fused,uva-fused-bf16 20,22,24,26
     cp "$R/e/results.json" "$OUT/results-e.json" 2>/dev/null
-    for k in 1 2 3; do
-      [ "$(left)" -lt 60 ] && { log "zero-copy process $k not started: $(left) s left"; break; }
-      timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py --placements uva-fused-bf16 \
-        --against uva-bf16 --metrics cpu_sample_then_h2d_wall --out "$R/inter-uva-$k.json" > "$R/inter-uva-$k.md" \
-        2> "$R/inter-uva-$k.log"
-      log "interleaved zero-copy process $k: rc=$? after $((SECONDS - START)) s"
-    done
-    if ls "$R"/inter-uva-*.json > /dev/null 2>&1; then
-      python3 scripts/device/probe_interleaved.py --summarize "$R"/inter-uva-*.json --out-md "$R/inter-uva.md"
-      cat "$R/inter-uva.md" >> "$OUT/summary.txt"
-    fi
+    interleaved inter-uva 1 3 "${ZERO_COPY_PAIR[@]}"
     replay prefix24 uva,gpu,gpu-padded,gpu-fused 24 --no-ceilings  # the prefix that made the whole-row kernel slow
     ;;
   *) echo "usage: issue23_s9.sh check|more|uva" >&2; exit 2 ;;
