@@ -21,3 +21,13 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temper
 START=$SECONDS
 left() { echo $((${LIMIT_S:-560} - (SECONDS - START))); }
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
+replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]: one fresh `rlperf replay` process into $R/NAME, within
+  # the time left; PLACEMENTS "all": every placement. The caller sets R.
+  local name=$1 placements=$2 exps=$3 which=()
+  shift 3
+  [ "$placements" = all ] || which=(--placements "$placements")
+  [ "$(left)" -lt 45 ] && { log "$name not started: $(left) s left"; return; }
+  timeout $(($(left) - 10)) python3 -m rlperf replay --task g1_motion_tracking --sim motrix "${which[@]}" \
+    --capacity-exponents "$exps" --gpu-counts 1 --no-plots --out-json "$R/$name/results.json" "$@" > "$R/$name.log" 2>&1
+  log "$name ($placements at 2^$exps) rc=$? after $((SECONDS - START)) s"
+}

@@ -24,15 +24,6 @@
 source "$(dirname "$0")/common.sh"
 R=$WORK/s9
 mkdir -p "$R"
-replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]; PLACEMENTS "all": every placement
-  local name=$1 placements=$2 exps=$3 which=()
-  shift 3
-  [ "$placements" = all ] || which=(--placements "$placements")
-  [ "$(left)" -lt 45 ] && { log "$name not started: $(left) s left"; return; }
-  timeout $(($(left) - 10)) python3 -m rlperf replay --task g1_motion_tracking --sim motrix "${which[@]}" \
-    --capacity-exponents "$exps" --gpu-counts 1 --no-plots --out-json "$R/$name/results.json" "$@" > "$R/$name.log" 2>&1
-  log "$name ($placements at 2^$exps) rc=$? after $((SECONDS - START)) s"
-}
 git rev-parse HEAD >> "$OUT/summary.txt" 2>&1
 interleaved() {  # interleaved NAME FIRST LAST PROBE-ARGS...: probe_interleaved.py in fresh processes FIRST..LAST
   local name=$1 first=$2 last=$3

@@ -17,14 +17,6 @@
 source "$(dirname "$0")/common.sh"
 R=$WORK/uva
 mkdir -p "$R"
-replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]: one fresh process, within the time left
-  local name=$1 placements=$2 exps=$3
-  shift 3
-  [ "$(left)" -lt 45 ] && { log "$name not started: $(left) s left"; return; }
-  timeout $(($(left) - 10)) python3 -m rlperf replay --task g1_motion_tracking --sim motrix --placements "$placements" \
-    --capacity-exponents "$exps" --gpu-counts 1 --no-plots --out-json "$R/$name/results.json" "$@" > "$R/$name.log" 2>&1
-  log "$name ($placements at 2^$exps) rc=$? after $((SECONDS - START)) s"
-}
 git rev-parse HEAD >> "$OUT/summary.txt" 2>&1
 timeout 150 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/replay/test_kernel_probe.py \
   tests/replay/test_registry.py tests/replay/test_transfer.py tests/report/test_ncu_table.py 2>&1 | tail -15 \
