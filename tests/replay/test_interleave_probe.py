@@ -70,3 +70,12 @@ def test_the_script_refuses_an_existing_record_and_a_bad_placement_with_exit_2(t
     assert kept.returncode == 2 and "exists" in kept.stderr and old.read_text() == "{}"
     bad = _script("--out", str(tmp_path / "new.json"), "--placements", "hots")
     assert bad.returncode == 2 and "'hots'" in bad.stderr and not (tmp_path / "new.json").exists()
+
+
+def test_a_placement_that_cannot_run_here_is_refused_before_anything_is_built():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is up here")
+    with pytest.raises(UsageError, match="needs cupy|gathers on the GPU: no CUDA device"):
+        interleave_probe.probe(["uva-bf16"], against="uva-fused-bf16", metrics=["cpu_sample_then_h2d_wall"], **SMALL)

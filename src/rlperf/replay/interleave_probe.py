@@ -41,6 +41,14 @@ def _checked(placements, against: str, metrics) -> tuple[list[str], tuple[str, .
     for metric in metrics:
         if metric not in common:
             raise choice_error(f"metric for {', '.join(names)}", metric, common)
+    import torch
+
+    for name in names:  # what cannot run here is refused now, not as a crash after the others were built
+        spec = REGISTRY[name]
+        if spec.unavailable_reason():
+            raise UsageError(spec.unavailable_reason())
+        if spec.transfer == "uva" and not torch.cuda.is_available():
+            raise UsageError(f"{name} gathers on the GPU: no CUDA device is visible")
     return names, metrics
 
 
