@@ -40,7 +40,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--width", type=int, default=930, help="fp32 words a row (930: 3,720 B, the packed row)")
     ap.add_argument("--prefetch-rows", type=int, help="rows ahead for the -prefetch variants (default: the module's)")
-    ap.add_argument("--index", default="random", help="random (the sampler's) or sequential (a factor)")
+    ap.add_argument("--index", default="random", help="random (the sampler's), sequential (a factor) or "
+                    "random-per-call (drawn inside each timed call, as a placement does)")
     ap.add_argument("--h2d", action="store_true", help="also time the H2D right after each gather, and again "
                     "(CUDA only; rlperf.replay.gather_probe)")
     ap.add_argument("--variants", help="comma-separated subset of rlperf.replay.host_gather.VARIANTS")

@@ -31,3 +31,17 @@ replay() {  # replay NAME PLACEMENTS EXPONENTS [more flags]: one fresh `rlperf r
     --capacity-exponents "$exps" --gpu-counts 1 --no-plots --out-json "$R/$name/results.json" "$@" > "$R/$name.log" 2>&1
   log "$name ($placements at 2^$exps) rc=$? after $((SECONDS - START)) s"
 }
+interleaved() {  # interleaved NAME FIRST LAST PROBE-ARGS...: probe_interleaved.py in fresh processes FIRST..LAST
+  # into $R, then their summary into $R/NAME.md and $OUT/summary.txt. The caller sets R.
+  local name=$1 first=$2 last=$3
+  shift 3
+  for k in $(seq "$first" "$last"); do
+    [ "$(left)" -lt 60 ] && { log "$name process $k not started: $(left) s left"; break; }
+    timeout $(($(left) - 10)) python3 scripts/device/probe_interleaved.py "$@" --out "$R/$name-$k.json" \
+      > "$R/$name-$k.md" 2> "$R/$name-$k.log"
+    log "interleaved $name process $k: rc=$? after $((SECONDS - START)) s"
+  done
+  ls "$R/$name"-*.json > /dev/null 2>&1 || return
+  python3 scripts/device/probe_interleaved.py --summarize "$R/$name"-*.json --out-md "$R/$name.md"
+  cat "$R/$name.md" >> "$OUT/summary.txt"
+}

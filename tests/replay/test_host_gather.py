@@ -151,8 +151,35 @@ def test_the_probe_records_paired_rounds_and_tabulates_every_method(monkeypatch)
     assert "Not built on this machine (left out): stream: no streaming store here" in gather_probe.summarize([part])
     with pytest.raises(ValueError, match="smaller than the 300-row batch"):
         gather_probe.probe(capacity_exponent=8, sample_rows=300, threads=1)
-    with pytest.raises(ValueError, match="valid: random, sequential"):
+    with pytest.raises(ValueError, match="valid: random, sequential, random-per-call"):
         gather_probe.probe(capacity_exponent=10, sample_rows=8, threads=1, index="shuffled")
+
+
+@x86
+def test_per_call_draws_happen_inside_each_timed_call_and_every_method_of_a_round_gets_the_same(monkeypatch):
+    seen: dict[str, list[int]] = {"index_select": [], "plain": []}
+    buffers = set()
+    real_select, real_gather = torch.index_select, host_gather.gather
+
+    def select(table, dim, idx, out=None):
+        seen["index_select"].append(int(idx.sum()))
+        return real_select(table, dim, idx, out=out)
+
+    def gather(variant, table, idx, out, **kw):
+        seen[variant].append(int(idx.sum()))
+        buffers.add(idx.data_ptr())
+        return real_gather(variant, table, idx, out, **kw)
+
+    monkeypatch.setattr(torch, "index_select", select)
+    monkeypatch.setattr(host_gather, "gather", gather)
+    rec = gather_probe.probe(capacity_exponent=10, sample_rows=300, threads=1, rounds=2, warmup=1, repeat=2,
+                             variants=["plain"], index="random-per-call")
+    timed = {name: v[-2 * 3:] for name, v in seen.items()}  # the parity check's call came first
+    assert timed["plain"] == timed["index_select"] and len(set(timed["plain"][:3])) == 3  # a new vector a call
+    assert timed["plain"][:3] != timed["plain"][3:]  # and new ones the next round
+    assert len(buffers) == 2  # the parity check's vector, then one buffer drawn into call by call, as a placement's
+    assert rec["parity"] == {"index_select": True, "plain": True} and rec["index"] == "random-per-call"
+    assert "random-per-call index" in gather_probe.summarize([rec])
 
 
 def test_the_script_refuses_a_bad_variant_with_exit_2_and_writes_nothing(tmp_path):

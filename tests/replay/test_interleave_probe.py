@@ -25,6 +25,16 @@ def test_every_placement_runs_every_round_in_a_rotating_order_on_the_cpu():
     assert firsts == ["reference-host", "host", "reference-host"]  # the order rotates by one a round
     ratios = interleave_probe.paired(rec)
     assert set(ratios) == {("host", CPU_SAMPLE), ("host", END_TO_END)} and all(len(v) == 3 for v in ratios.values())
+    for name in rec["placements"]:  # each host table's backing is kept: its bytes are the table's own
+        assert rec["tables"][name]["nbytes"] == 2**13 * 930 * 4 and rec["tables"][name]["rss_bytes"] > 0
+
+
+def test_the_summary_puts_each_host_tables_huge_page_share_beside_its_ratios():
+    rec = _rec([1.8], [2.0])
+    rec["tables"] = {"reference-host": {"huge_share": 0.0}, "host": {"huge_share": 1.0}, "gpu-fused": None}
+    text = interleave_probe.summarize([rec])
+    assert "Host tables in 2 MiB pages (share of resident bytes): reference-host 0.00, host 1.00." in text
+    assert "2 MiB pages" not in interleave_probe.summarize([_rec([1.8], [2.0])])  # older records: no line
 
 
 def _rec(host_ms, ref_ms) -> dict:

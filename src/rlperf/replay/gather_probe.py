@@ -9,7 +9,11 @@ holds in one process only is a property of that process; the probe is run in sev
 `probe` returns one record per process (JSON-ready): what ran (machine, threads, affinity, page backing of
 the table, whether the staging is pinned) and per round and method the gather times in ms. `summarize`
 turns records of several processes into Markdown tables. The gather alone is timed: the index draw
-(`randint`) is the same for every method and is left out.
+(`randint`) is the same for every method and is left out, except with `index="random-per-call"`: each timed call
+first draws its vector with `torch.randint(out=)` into one buffer, as a placement's `cpu_sample` does, every method
+of a round drawing the same vectors. Why: on the H200 host the Numba `plain` gather beat `index_select` by 10 % here
+but not as the `host-numba` placement, which draws on torch's generator before each Numba gather
+(docs/replay-host-vs-reference.md); this is that one difference, measured alone.
 
 With `h2d=True` (CUDA only) each timed gather is followed by the `host` placement's H2D of the staging
 (`copy_(non_blocking=True)` on a side stream, then that stream synchronised), timed on its own, and by a second
@@ -29,7 +33,7 @@ import time
 INDEX_SELECT = "index_select"
 COPY_FLOOR = "contiguous-copy"  # not a gather: the same bytes read and written sequentially (a floor)
 WIDTH, SAMPLE_ROWS = 930, 32768  # the motion-tracking packed fp32 row (3,720 B), one learner iteration
-INDEX_KINDS = ("random", "sequential")
+INDEX_KINDS = ("random", "sequential", "random-per-call")
 
 
 def _load() -> dict:
@@ -87,8 +91,9 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     method on them in an order rotated by one per round. Each method is checked byte for byte against
     `index_select` on a fresh index vector before anything is timed.
 
-    `index`: `random` (uniform rows, as the sampler draws) or `sequential` (a run of consecutive rows from a
-    random start: the same bytes without the random access, a factor for explaining a result).
+    `index`: `random` (uniform rows, as the sampler draws), `sequential` (a run of consecutive rows from a
+    random start: the same bytes without the random access, a factor for explaining a result) or `random-per-call`
+    (uniform rows drawn inside each timed call, before the gather: module docstring).
     `h2d`: also time the H2D right after each gather and once again (module docstring); needs CUDA."""
     import numba
     import torch
@@ -124,7 +129,7 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     gen = torch.Generator().manual_seed(seed)
 
     def draw():
-        if index == "random":
+        if index != "sequential":
             return torch.randint(rows, (sample_rows,), generator=gen)
         start = int(torch.randint(rows - sample_rows + 1, (1,), generator=gen))
         return torch.arange(start, start + sample_rows)
@@ -145,6 +150,15 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     if not all(parity.values()):
         raise AssertionError(f"a gather differs from index_select: {parity}")
 
+    per_call = index == "random-per-call"
+    call_gen, buf = torch.Generator(), torch.empty(sample_rows, dtype=torch.int64)
+
+    def drawn(idx):
+        """The vector a timed call gathers: `idx`, or with `per_call` one drawn now into `buf`, inside the timing."""
+        if not per_call:
+            return idx
+        return torch.randint(rows, (sample_rows,), generator=call_gen, out=buf)
+
     load_before = _load()
     timings = []
     for rnd in range(rounds):
@@ -153,10 +167,11 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
         for name in order:
             torch.set_num_threads(threads)
             numba.set_num_threads(threads)
+            call_gen.manual_seed(seed + 1 + rnd)  # per_call: every method of a round draws the same vectors
             ms, after, again = [], [], []
             for i, idx in enumerate(idxs):
                 t = time.perf_counter_ns()
-                methods[name](idx)
+                methods[name](drawn(idx))
                 t1 = time.perf_counter_ns()
                 if copy is not None:
                     copy()
