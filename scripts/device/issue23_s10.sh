@@ -9,8 +9,8 @@
 #        table's huge-page share: did host-numba's table get its 2 MiB pages after two others took theirs?
 #   bash scripts/device/issue23_s10.sh uva    (summary.txt, tests.log, results-e.json, all.tgz)
 #     for the graph's fix (its draw copied to the device first; taken back out of main until measured,
-#     docs/replay-zero-copy.md: bundle commit d8a8962 rebased on main, branch `uva-graph` of the working checkout,
-#     instead of main): the zero-copy tests, the pass probe, 5 fresh
+#     docs/replay-zero-copy.md: bundle main with c13b965's code reverted, branch `uva-graph` of the working
+#     checkout, instead of main): the zero-copy tests, the pass probe, 5 fresh
 #     processes of the four zero-copy placements at 2^20, part e (uva-fused, uva-fused-bf16 at 2^20-2^26, to
 #     replace part d's points), uva-fused-bf16 against uva-bf16 interleaved in 3 fresh processes; then the 2^24
 #     prefix that slowed the whole-row fp32 kernel (uva, gpu, gpu-padded, then gpu-fused), now with the split.
