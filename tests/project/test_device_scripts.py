@@ -73,7 +73,8 @@ def test_each_device_script_parses_and_names_only_files_that_exist(script):
 
 
 def _wrong_flags(script: Path) -> list[str]:
-    """Each flag the script passes to `python3 -m rlperf CMD` or `python3 scripts/X.py` that CMD or X does not define."""
+    """Each flag the script writes out for `python3 -m rlperf CMD`, `python3 scripts/X.py` or a common.sh helper
+    that the command or script does not define."""
     wrong = []
     for line in _commands(script):
         for m in re.finditer(r"python3 -m rlperf((?: [a-z][a-z0-9-]*)+)", line):
