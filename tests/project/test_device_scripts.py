@@ -4,7 +4,7 @@ and every flag written out on a line that calls an rlperf command, a repository 
 held in shell variables and arrays are not read.
 
 Why: a device call costs minutes of a 30-minute budget, and a machine is often not lent at all; a typo found on the
-GPU host is a call lost (docs/replay-zero-copy.md tells of a session where one good start was all there was)."""
+GPU host is a call lost."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "scripts" / "device").glob("*.sh"))
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
-HELPERS = {"interleaved": "scripts/device/probe_interleaved.py"}
+INTERLEAVE_PROBE = "scripts/device/probe_interleaved.py"  # what common.sh's `interleaved` calls
 _END = re.compile(r"\s(?:>|2>|\||;|&&)")  # where a command's own arguments end on its line
 
 
@@ -86,7 +86,7 @@ def _wrong_flags(script: Path) -> list[str]:
             wrong += [f"replay (rlperf replay) {f}" for f in
                       sorted(set(_FLAG.findall(_args(line, helper.end()))) - _rlperf_flags(["replay"]))]
         elif helper:
-            line = line[:helper.start(1)] + "python3 " + HELPERS["interleaved"] + line[helper.end():]
+            line = line[:helper.start(1)] + "python3 " + INTERLEAVE_PROBE + line[helper.end():]
         for m in re.finditer(r"python3 (scripts/[\w./-]+\.py)", line):
             flags = set(_FLAG.findall(_args(line, m.end()))) - {"--help"}
             if flags:  # a script called without flags may have no parser at all
