@@ -75,6 +75,8 @@ def test_host_placements_gather_exactly_the_rows_they_drew_on_cpu(placement):
         assert list(outcome.result["timings"]) == ["cpu_sample_wall"]
         assert {s["metric"] for s in outcome.skipped} == {"cpu_sample_h2d_wall", "cpu_sample_then_h2d_wall"}
     assert outcome.result["verified"] is True
+    table = outcome.result["host_table"]  # the backing its table had, kept beside the times (huge pages: docs)
+    assert table["nbytes"] == 4096 * 930 * 4 and table["rss_bytes"] > 0
     for timing in outcome.result["timings"].values():
         assert len(timing["samples_ms"]) == 2 and timing["min_ms"] <= timing["median_ms"] <= timing["max_ms"]
 

@@ -8,7 +8,8 @@ import mmap
 import pytest
 import torch
 
-from rlperf.replay.huge_pages import HUGE_PAGE, PAGE, advise_huge_pages, range_backing, tensor_backing, thp_mode
+from rlperf.replay.huge_pages import (HUGE_PAGE, PAGE, advise_huge_pages, host_table_backing, range_backing,
+                                      tensor_backing, thp_mode)
 
 SMAPS = """\
 7f0000000000-7f0000200000 rw-p 00000000 00:00 0
@@ -67,3 +68,16 @@ def test_a_mapping_refused_huge_pages_reads_no_huge_bytes_and_an_advised_one_is_
     assert refused["eligible_bytes"] == 0 and refused["huge_share"] == 0
     assert advised["eligible_bytes"] >= huge.numel() and advised["mapped_bytes"] >= huge.numel()
     assert advised["offset_in_huge_page"] == huge.data_ptr() % HUGE_PAGE
+
+
+def test_only_a_host_table_has_a_backing_to_record():
+    class Owner:
+        def __init__(self, table=None):
+            if table is not None:
+                self.table = table
+
+    host = torch.zeros((1024, 930))
+    backing = host_table_backing(Owner(host))  # the table's own range (its mapping's RSS moves between reads)
+    assert (backing["address"], backing["nbytes"]) == (host.data_ptr(), host.nbytes) and backing["mappings"] >= 1
+    assert host_table_backing(Owner(torch.empty((4, 4), device="meta"))) is None  # a device table: not host pages
+    assert host_table_backing(Owner()) is None

@@ -114,4 +114,15 @@ def tensor_backing(t) -> dict:
     return range_backing(t.data_ptr(), t.numel() * t.element_size())
 
 
-__all__ = ["HUGE_PAGE", "advise_huge_pages", "mapping_flags", "range_backing", "tensor_backing", "thp_mode"]
+def host_table_backing(owner) -> dict | None:
+    """`tensor_backing` of `owner.table` (a placement's) when it lives in host memory; None for a device table or
+    none. A host table gets its 2 MiB pages, or not, when its pages fault in its process, so a record of a host
+    gather's time keeps the backing its table had beside it."""
+    table = getattr(owner, "table", None)
+    if table is None or table.device.type != "cpu":
+        return None
+    return tensor_backing(table)
+
+
+__all__ = ["HUGE_PAGE", "advise_huge_pages", "host_table_backing", "mapping_flags", "range_backing", "tensor_backing",
+           "thp_mode"]

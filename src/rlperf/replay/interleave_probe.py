@@ -8,7 +8,7 @@ table, one batch verified), then each round times every placement's metrics in a
 touches all alike, and each placement's ratio to `against` is read inside the round. One record per process;
 `summarize` tabulates records, per process and over processes, never a best cell.
 
-Each record also keeps how every host table is backed (`huge_pages.tensor_backing`): a placement's table gets its
+Each record also keeps how every host table is backed (`huge_pages.host_table_backing`): a placement's table gets its
 2 MiB pages, or not, when its pages fault in this process, after the tables set up before it took theirs, and a
 random row gather misses the TLB far less on huge pages (about 4 % on the H200 host). A ratio between two host
 placements is read with both tables' huge-page shares beside it.
@@ -57,16 +57,6 @@ def _checked(placements, against: str, metrics) -> tuple[list[str], tuple[str, .
     return names, metrics
 
 
-def table_backing(placement) -> dict | None:
-    """How a placement's host table is backed (bytes in 2 MiB pages, base address), or None for a device table."""
-    from rlperf.replay.huge_pages import tensor_backing
-
-    table = getattr(placement, "table", None)
-    if table is None or table.device.type != "cpu":
-        return None
-    return tensor_backing(table)
-
-
 def probe(placements, *, against: str = "reference-host", capacity_exponent: int = 20, threads: int | None = None,
           rounds: int = 12, warmup: int = 2, repeat: int = 10, metrics=None, seed: int = 0,
           sample_rows: int | None = None) -> dict:
@@ -77,6 +67,7 @@ def probe(placements, *, against: str = "reference-host", capacity_exponent: int
 
     from rlperf.measure.machine import cpu_model, machine_name
     from rlperf.replay.cases import default_torch_threads
+    from rlperf.replay.huge_pages import host_table_backing
     from rlperf.replay.pass_probe import build_verified
 
     names, metrics = _checked(placements, against, metrics)
@@ -97,7 +88,7 @@ def probe(placements, *, against: str = "reference-host", capacity_exponent: int
             "torch_threads": torch.get_num_threads(), "machine": machine_name(), "cpu_model": cpu_model(),
             "torch": torch.__version__, "cuda": torch.cuda.is_available(),
             "setup_s": {name: s for name, (_, s) in built.items()},
-            "tables": {name: table_backing(pl) for name, (pl, _) in built.items()}, "load_before": list(load_before),
+            "tables": {name: host_table_backing(pl) for name, (pl, _) in built.items()}, "load_before": list(load_before),
             "load_after": list(os.getloadavg()), "rounds": rounds, "warmup": warmup, "repeat": repeat,
             "timings": timings}
 
@@ -170,4 +161,4 @@ def summarize(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["METRICS", "paired", "probe", "round_medians", "summarize", "table_backing"]
+__all__ = ["METRICS", "paired", "probe", "round_medians", "summarize"]

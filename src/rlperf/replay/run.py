@@ -8,6 +8,7 @@ import torch
 
 from rlperf.replay.build import build_placement
 from rlperf.replay.cases import ReplayCase, Resources, feasibility
+from rlperf.replay.huge_pages import host_table_backing
 from rlperf.replay.metrics import CLOCKS, CPU_SAMPLE
 from rlperf.replay.peak_memory import PeakMemory
 from rlperf.replay.records import (CEILING_OF, CaseOutcome, bytes_moved, kernel_bytes, resource_bytes, skip_record,
@@ -54,6 +55,7 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
                                            kernel=kernel_bytes(metric, per_sample))
         memory = peak.read()
         storage_bytes = placement.storage_bytes
+        host_table = host_table_backing(placement)
     except torch.cuda.OutOfMemoryError as exc:
         return CaseOutcome(skipped=[skip_record(case, f"device OOM during benchmark allocation/run: {exc}")])
     except NotImplementedError as exc:
@@ -73,6 +75,6 @@ def run_case(case: ReplayCase, res: Resources, *, warmup: int, repeat: int, thre
         "replay_bytes_per_rank": case.capacity_rows * wl.row_bytes,
         "storage_bytes": storage_bytes, "sample_bytes_per_rank": wl.sample_bytes_per_rank,
         "global_sample_bytes": wl.global_sample_bytes, **memory,
-        "setup_s": setup_s, "verified": True, "timings": timings,
+        "setup_s": setup_s, "verified": True, "host_table": host_table, "timings": timings,
     }
     return outcome
