@@ -89,7 +89,8 @@ def probe(placements, *, against: str = "reference-host", capacity_exponent: int
             "torch": torch.__version__, "cuda": torch.cuda.is_available(),
             "setup_s": {name: s for name, (_, s) in built.items()},
             "tables": {name: host_table_backing(pl) for name, (pl, _) in built.items()},
-            "load_before": list(load_before), "load_after": list(os.getloadavg()), "rounds": rounds, "warmup": warmup, "repeat": repeat,
+            "load_before": list(load_before), "load_after": list(os.getloadavg()), "rounds": rounds, "warmup": warmup,
+            "repeat": repeat,
             "timings": timings}
 
 
