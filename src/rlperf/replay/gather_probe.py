@@ -162,7 +162,7 @@ def probe(*, capacity_exponent: int = 20, width: int = WIDTH, sample_rows: int =
     load_before = _load()
     timings = []
     for rnd in range(rounds):
-        idxs = draws()
+        idxs = [None] * (warmup + repeat) if per_call else draws()  # per_call draws inside each timed call
         order = names[rnd % len(names):] + names[: rnd % len(names)]
         for name in order:
             torch.set_num_threads(threads)
