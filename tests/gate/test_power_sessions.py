@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -101,6 +102,20 @@ def test_an_interrupted_session_keeps_its_output_and_an_incomplete_marker(tmp_pa
     assert "fake gate: base pass 1 of 1" in log and "pairing point 1 of 5" in log
     assert json.loads((folder / "session.json").read_text())["complete"] is False
     assert _grandchild_gone(log)
+
+
+def test_an_interrupt_cuts_the_session_where_the_study_inherited_sigint_ignored(tmp_path, monkeypatch):
+    """A shell starts a background job (`rlperf gate-power study ... &`) with SIGINT ignored, and Python then installs
+    no handler of its own: the session still takes SIGINT as a cut, as `timeout -s INT` on that job would send it."""
+    _fake_gate(monkeypatch, "os.kill(os.getppid(), signal.SIGINT)")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert study(tmp_path) == 5
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    cut, folder = _cut_session(tmp_path)
+    assert cut["cut"] == "interrupted" and cut["seconds"] < 60
+    assert _grandchild_gone((folder / "gate.log").read_text())
 
 
 def test_a_finished_session_is_marked_complete(tmp_path, monkeypatch):

@@ -34,12 +34,18 @@ class SessionCut(InfrastructureError):
 
 
 class _Interrupted(Exception):
-    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt."""
+    """SIGINT or SIGTERM, raised in the main thread while a session runs."""
+
+
+CUT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def _sigterm_raises():
-    """SIGTERM raises _Interrupted while the session runs (only the main thread may set a handler)."""
+def _signals_raise():
+    """SIGINT and SIGTERM raise _Interrupted while the session runs (only the main thread may set a handler).
+    SIGINT gets its handler too, not only Python's default: a shell starts a background job (`... &`) with SIGINT
+    ignored, and Python then installs none, so `timeout -s INT` would not cut the session (a fresh-clone
+    `.ci/run` started in the background failed the interrupt test that way, 2026-12-05)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -47,11 +53,12 @@ def _sigterm_raises():
     def handler(signum, frame):
         raise _Interrupted()
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in CUT_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -84,7 +91,7 @@ def run_logged(cmd: list[str], cwd: str, log_path: str, timeout_s: float | None 
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
         try:
-            with _sigterm_raises():
+            with _signals_raise():
                 code = proc.wait(timeout=timeout_s)
             return code, time.perf_counter() - start
         except subprocess.TimeoutExpired:
