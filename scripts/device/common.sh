@@ -45,3 +45,18 @@ interleaved() {  # interleaved NAME FIRST LAST PROBE-ARGS...: probe_interleaved.
   python3 scripts/device/probe_interleaved.py --summarize "$R/$name"-*.json --out-md "$R/$name.md"
   cat "$R/$name.md" >> "$OUT/summary.txt"
 }
+zero_copy_pass_and_processes() {  # the pass probe of uva-fused-bf16, then 5 fresh `replay` processes of the four
+  # zero-copy placements at 2^20 (the order rotated by one each), and their run-to-run noise, into $R and
+  # $OUT/summary.txt. The caller sets R.
+  timeout 60 python3 scripts/device/probe_pass.py --placement uva-fused-bf16 --out "$R/pass-uva-fused-bf16.json" \
+    > "$R/pass-uva-fused-bf16.md" 2> "$R/pass-uva-fused-bf16.log"
+  log "pass probe uva-fused-bf16: rc=$? after $((SECONDS - START)) s"
+  cat "$R/pass-uva-fused-bf16.md" >> "$OUT/summary.txt"
+  local zero=(uva-fused-bf16 uva-bf16 uva-fused uva) k order
+  for k in 0 1 2 3 4; do
+    order=$(printf '%s\n' "${zero[@]:k % 4}" "${zero[@]:0:k % 4}" | paste -sd,)
+    replay "uva$((k + 1))" "$order" 20 --no-ceilings
+  done
+  python3 scripts/run_noise.py "$R"/uva?/results.json --out-md "$R/noise-uva.md" >> "$R/noise.log" 2>&1
+  cat "$R/noise-uva.md" >> "$OUT/summary.txt"
+}

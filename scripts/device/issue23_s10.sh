@@ -37,17 +37,7 @@ case "${1:-}" in
     timeout 120 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/replay/test_sampler.py \
       tests/replay/test_transfer.py tests/replay/test_gpu_setup.py -k "uva or fused" 2>&1 | tail -15 > "$OUT/tests.log"
     log "tests: $(tail -1 "$OUT/tests.log") after $((SECONDS - START)) s"
-    timeout 60 python3 scripts/device/probe_pass.py --placement uva-fused-bf16 --out "$R/pass-uva-fused-bf16.json" \
-      > "$R/pass-uva-fused-bf16.md" 2> "$R/pass-uva-fused-bf16.log"
-    log "pass probe uva-fused-bf16: rc=$? after $((SECONDS - START)) s"
-    cat "$R/pass-uva-fused-bf16.md" >> "$OUT/summary.txt"
-    zero=(uva-fused-bf16 uva-bf16 uva-fused uva)
-    for k in 0 1 2 3 4; do  # rotate the order by k
-      order=$(printf '%s\n' "${zero[@]:k % 4}" "${zero[@]:0:k % 4}" | paste -sd,)
-      replay "uva$((k + 1))" "$order" 20 --no-ceilings
-    done
-    python3 scripts/run_noise.py "$R"/uva?/results.json --out-md "$R/noise-uva.md" >> "$R/noise.log" 2>&1
-    cat "$R/noise-uva.md" >> "$OUT/summary.txt"
+    zero_copy_pass_and_processes
     replay e uva-fused,uva-fused-bf16 20,22,24,26
     cp "$R/e/results.json" "$OUT/results-e.json" 2>/dev/null
     interleaved inter-uva 1 3 --placements uva-fused-bf16 --against uva-bf16 --metrics cpu_sample_then_h2d_wall

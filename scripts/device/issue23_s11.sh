@@ -12,17 +12,7 @@ mkdir -p "$R"
 git rev-parse HEAD >> "$OUT/summary.txt" 2>&1
 case "${1:-}" in
   eager)
-    timeout 60 python3 scripts/device/probe_pass.py --placement uva-fused-bf16 --out "$R/pass-uva-fused-bf16.json" \
-      > "$R/pass-uva-fused-bf16.md" 2> "$R/pass-uva-fused-bf16.log"
-    log "pass probe uva-fused-bf16: rc=$? after $((SECONDS - START)) s"
-    cat "$R/pass-uva-fused-bf16.md" >> "$OUT/summary.txt"
-    zero=(uva-fused-bf16 uva-bf16 uva-fused uva)
-    for k in 0 1 2 3 4; do  # rotate the order by k
-      order=$(printf '%s\n' "${zero[@]:k % 4}" "${zero[@]:0:k % 4}" | paste -sd,)
-      replay "uva$((k + 1))" "$order" 20 --no-ceilings
-    done
-    python3 scripts/run_noise.py "$R"/uva?/results.json --out-md "$R/noise-uva.md" >> "$R/noise.log" 2>&1
-    cat "$R/noise-uva.md" >> "$OUT/summary.txt"
+    zero_copy_pass_and_processes
     interleaved inter-uva 1 3 --placements uva-fused-bf16 --against uva-bf16 --metrics cpu_sample_then_h2d_wall
     ;;
   *) echo "usage: issue23_s11.sh eager" >&2; exit 2 ;;
