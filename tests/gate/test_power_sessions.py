@@ -91,31 +91,23 @@ def test_a_session_past_the_deadline_is_stopped_its_output_kept_and_the_study_ex
     assert _grandchild_gone(log)  # the child's whole process group is stopped
 
 
-@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_session_keeps_its_output_and_an_incomplete_marker(tmp_path, monkeypatch, signal_name):
-    # the fake gate interrupts the study itself once it has printed, as `timeout -s INT` would
+@pytest.mark.parametrize("signal_name, sigint", [("SIGINT", "default"), ("SIGTERM", "default"), ("SIGINT", "ignored")])
+def test_an_interrupted_session_keeps_its_output_and_an_incomplete_marker(tmp_path, monkeypatch, signal_name, sigint):
+    """The fake gate interrupts the study itself once it has printed, as `timeout -s INT` would. `ignored`: the study
+    inherited SIGINT ignored, as a shell starts a background job (`rlperf gate-power study ... &`), so Python installed
+    no handler of its own; the session still takes SIGINT as a cut."""
     _fake_gate(monkeypatch, f"os.kill(os.getppid(), signal.{signal_name})")
-    assert study(tmp_path) == 5
-    cut, folder = _cut_session(tmp_path)
-    assert cut["cut"] == "interrupted" and cut["seconds"] < 60
-    log = (folder / "gate.log").read_text()
-    assert "fake gate: base pass 1 of 1" in log and "pairing point 1 of 5" in log
-    assert json.loads((folder / "session.json").read_text())["complete"] is False
-    assert _grandchild_gone(log)
-
-
-def test_an_interrupt_cuts_the_session_where_the_study_inherited_sigint_ignored(tmp_path, monkeypatch):
-    """A shell starts a background job (`rlperf gate-power study ... &`) with SIGINT ignored, and Python then installs
-    no handler of its own: the session still takes SIGINT as a cut, as `timeout -s INT` on that job would send it."""
-    _fake_gate(monkeypatch, "os.kill(os.getppid(), signal.SIGINT)")
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else signal.getsignal(signal.SIGINT))
     try:
         assert study(tmp_path) == 5
     finally:
         signal.signal(signal.SIGINT, previous)
     cut, folder = _cut_session(tmp_path)
     assert cut["cut"] == "interrupted" and cut["seconds"] < 60
-    assert _grandchild_gone((folder / "gate.log").read_text())
+    log = (folder / "gate.log").read_text()
+    assert "fake gate: base pass 1 of 1" in log and "pairing point 1 of 5" in log
+    assert json.loads((folder / "session.json").read_text())["complete"] is False
+    assert _grandchild_gone(log)
 
 
 def test_a_finished_session_is_marked_complete(tmp_path, monkeypatch):
