@@ -67,13 +67,16 @@ def test_summary_of_a_zero_copy_record_gives_the_host_share():
                {"round": 0, "mode": "device", "calls": [{"ms": 1.30}]},
                {"round": 0, "mode": "sample", "calls": [{"ms": 1.50}]},
                {"round": 0, "mode": "pass", "calls": [dict(launch=0.05, stream_sync=1.40, device_sync=0.01, wall=1.46,
-                                                           device=1.31)]}]
+                                                           device=1.31)]},
+               {"round": 0, "mode": "split", "calls": [dict(draw=0.02, args=0.01, launch=0.04, stream_sync=1.3)]},
+               {"round": 0, "mode": "call", "calls": [{"ms": 0.03}]}]
     rec = {"placement": "uva-bf16", "capacity_rows": 2**20, "threads": 16, "machine": "m", "rounds": 1, "repeat": 1,
            "warmup": 2, "gap_ms": 2.24, "pinned": False, "load_before": [0.5, 0, 0], "timings": timings}
     text = pass_probe.summarize([rec])
     assert "| pass.launch | 0.050 |" in text and "pass.cpu" not in text
     assert "| device / device-held | 1.048 |" in text
     assert "Gap (sample - device-held, same round): median 0.260 ms" in text
+    assert "| split.args | 0.010 |" in text and "| call / split.launch | 0.750 |" in text
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -99,7 +102,8 @@ def test_gpu_work_is_refused_without_cuda_before_anything_is_built():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("placement, gap", [("host", "sample - cpu - h2d"), ("uva-bf16", "sample - device-held")])
+@pytest.mark.parametrize("placement, gap", [("host", "sample - cpu - h2d"), ("uva-bf16", "sample - device-held"),
+                                            ("uva-fused-bf16", "sample - device-held")])
 def test_every_mode_on_a_gpu_splits_the_real_pass(placement, gap):
     rec = pass_probe.probe(placement, **SMALL)
     host = placement == "host"
@@ -110,3 +114,11 @@ def test_every_mode_on_a_gpu_splits_the_real_pass(placement, gap):
     assert all(set(c) == phases and c["device"] > 0 for c in passes)
     assert all(c["wall"] >= c.get("cpu", 0) + c["launch"] + c["stream_sync"] for c in passes)
     assert f"Gap ({gap}" in pass_probe.summarize([rec])
+    if host:
+        return
+    splits = [c for t in rec["timings"] if t["mode"] == "split" for c in t["calls"]]
+    fused = placement.startswith("uva-fused")
+    assert all(set(c) == set(pass_probe.SPLIT_PHASES) - ({"draw"} if fused else set()) for c in splits)
+    assert all(c["launch"] > 0 and c["stream_sync"] > 0 for c in splits)
+    calls = [c["ms"] for t in rec["timings"] if t["mode"] == "call" for c in t["calls"]]
+    assert calls and all(ms > 0 for ms in calls)

@@ -26,7 +26,11 @@ Zero-copy family (`queue()`: the device draw and the gather kernel, then the str
 - `device-held`: `queue()` timed by CUDA events behind a GPU hold (device time only, as the uva layout probe);
 - `device`: the same without the hold, as the wall clock's pass sees the GPU (launch gaps included);
 - `sample`: as above;
-- `pass`: `queue()`'s host time (`launch`), `stream_sync`, `device_sync`, and events around `queue()` (`device`).
+- `pass`: `queue()`'s host time (`launch`), `stream_sync`, `device_sync`, and events around `queue()` (`device`);
+- `split`: `queue()`'s host time in its parts: the torch sampler's device draw (`draw`; none for the fused
+  sampler), the gather's arguments (`args`), `cupy_kernels.launch` (`launch`), then the wait (`stream_sync`);
+- `call`: CuPy's kernel call alone, its stream entered and its grid computed outside the clock: with `split`, what
+  of the launch is CuPy's and what is rlperf's Python around it.
 
 The host family's CPU modes run without CUDA, so the idle-workers question can be asked on any box. One record per
 process (JSON-ready); `summarize` tabulates records; never a best cell.
@@ -44,12 +48,14 @@ from rlperf.measure.timing import time_cuda, time_wall
 
 CPU_MODES = ("cpu", "cpu-after-spin", "cpu-after-sleep")
 HOST_MODES = CPU_MODES + ("h2d", "sample", "pass")
-ZERO_COPY_MODES = ("device-held", "device", "sample", "pass")
+ZERO_COPY_MODES = ("device-held", "device", "sample", "pass", "split", "call")
 PASS_PHASES = ("cpu", "launch", "stream_sync", "device_sync", "wall", "device")
+SPLIT_PHASES = ("draw", "args", "launch", "stream_sync")
 DEFAULT_GAP_MS = 2.24  # the H200 host's H2D of the 116.25 MiB batch (2026-12-04 sweeps); measured when CUDA is up
 # Paired per-round ratios the summary shows, where both sides were timed.
 RATIOS = (("cpu-after-spin", "cpu"), ("cpu-after-sleep", "cpu"), ("pass.cpu", "cpu"), ("pass.device", "h2d"),
-          ("device", "device-held"), ("pass.device", "device-held"), ("sample", "pass.wall"))
+          ("device", "device-held"), ("pass.device", "device-held"), ("sample", "pass.wall"),
+          ("call", "split.launch"))
 
 
 def family_placements() -> dict[str, tuple[str, ...]]:
@@ -111,6 +117,46 @@ def _pass_call(pl, torch) -> dict:
     return {"cpu": (t1 - t0) / 1e6, **phases} if host else phases
 
 
+def _split_call(pl) -> dict:
+    """`queue()` made of its parts (`UvaReplay.draw`, `kernel_call`, `launch`) with host clock reads between them,
+    then the stream's wait; each call starts on an idle GPU."""
+    from rlperf.replay.placements.cupy_kernels import launch
+
+    pl.stream.synchronize()
+    t0 = time.perf_counter_ns()
+    if not pl.sampler.in_kernel:
+        pl.draw()
+    t1 = time.perf_counter_ns()
+    call = pl.kernel_call()
+    t2 = time.perf_counter_ns()
+    launch(*call)
+    t3 = time.perf_counter_ns()
+    pl.stream.synchronize()
+    t4 = time.perf_counter_ns()
+    phases = {"args": (t2 - t1) / 1e6, "launch": (t3 - t2) / 1e6, "stream_sync": (t4 - t3) / 1e6}
+    return {"draw": (t1 - t0) / 1e6, **phases} if not pl.sampler.in_kernel else phases
+
+
+def _cupy_call(pl) -> dict:
+    """CuPy's kernel call of the gather alone: the draw (torch sampler), the arguments, the grid and the stream's
+    context happen outside the clock."""
+    from rlperf.measure.cupy_stream import cupy_stream
+    from rlperf.replay.placements.cupy_kernels import kernel, launch_grid
+
+    pl.stream.synchronize()
+    if not pl.sampler.in_kernel:
+        pl.draw()
+    name, stream, rows, *args = pl.kernel_call()
+    grid, block = launch_grid(name, rows)
+    fn = kernel(name)
+    with cupy_stream(stream):
+        t0 = time.perf_counter_ns()
+        fn(grid, block, tuple(args))
+        t1 = time.perf_counter_ns()
+    pl.stream.synchronize()
+    return {"ms": (t1 - t0) / 1e6}
+
+
 def _call(pl, mode: str, gap_ms: float, torch) -> dict:
     if mode in CPU_MODES:
         return _cpu_call(pl, mode, gap_ms)
@@ -120,6 +166,10 @@ def _call(pl, mode: str, gap_ms: float, torch) -> dict:
         return {"ms": time_cuda(pl.queue, warmup=0, repeat=1, stream=pl.stream, run_ahead=mode == "device-held")[0]}
     if mode == "sample":
         return {"ms": time_wall(pl.sample, warmup=0, repeat=1, devices=[pl.device])[0]}
+    if mode == "split":
+        return _split_call(pl)
+    if mode == "call":
+        return _cupy_call(pl)
     return _pass_call(pl, torch)
 
 
@@ -205,13 +255,13 @@ def probe(placement: str = "host", *, capacity_exponent: int = 20, threads: int 
 
 
 def _round_medians(rec: dict) -> dict[int, dict[str, float]]:
-    """Per round: each mode's median ms, and the pass's phases as `pass.<phase>`."""
+    """Per round: each mode's median ms, and the phases of a mode that splits its call as `<mode>.<phase>`."""
     out: dict[int, dict[str, float]] = {}
     for t in rec["timings"]:
         r = out.setdefault(t["round"], {})
-        if t["mode"] == "pass":
+        if "ms" not in t["calls"][0]:
             for ph in t["calls"][0]:
-                r[f"pass.{ph}"] = statistics.median(c[ph] for c in t["calls"])
+                r[f"{t['mode']}.{ph}"] = statistics.median(c[ph] for c in t["calls"])
         else:
             r[t["mode"]] = statistics.median(c["ms"] for c in t["calls"])
     return out
@@ -260,5 +310,5 @@ def summarize(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CPU_MODES", "HOST_MODES", "PASS_PHASES", "ZERO_COPY_MODES", "build_verified", "family_placements",
-           "modes_of", "probe", "summarize"]
+__all__ = ["CPU_MODES", "HOST_MODES", "PASS_PHASES", "SPLIT_PHASES", "ZERO_COPY_MODES", "build_verified",
+           "family_placements", "modes_of", "probe", "summarize"]

@@ -383,13 +383,17 @@ def warps_a_row(name: str) -> int:
     return int(split.group(1)) if split else 1
 
 
-def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:
-    """Launch `name` over a batch of `rows` rows on `torch_stream`, `warps_a_row(name)` warps a row, `threads` a block
-    (a multiple of 32: more work units in flight per block, same work per warp); ints become the kernel's scalar
-    types."""
+def launch_grid(name: str, rows: int, threads: int = THREADS) -> tuple[tuple[int], tuple[int]]:
+    """The grid and block of kernel `name` over a batch of `rows` rows: `warps_a_row(name)` warps a row, `threads` a
+    block (a multiple of 32: more work units in flight per block, same work per warp)."""
     if threads % 32 or not 32 <= threads <= 1024:
         raise ValueError(f"threads per block must be a multiple of 32 in 32..1024, got {threads}")
-    warps = threads // 32
-    blocks = min(-(-rows * warps_a_row(name) // warps), 65535)
+    return (min(-(-rows * warps_a_row(name) // (threads // 32)), 65535),), (threads,)
+
+
+def launch(name: str, torch_stream, rows: int, *args, threads: int = THREADS) -> None:
+    """Launch `name` over a batch of `rows` rows on `torch_stream` (`launch_grid`); ints become the kernel's scalar
+    types."""
+    grid, block = launch_grid(name, rows, threads)
     with cupy_stream(torch_stream):
-        kernel(name)((blocks,), (threads,), args)
+        kernel(name)(grid, block, args)

@@ -32,16 +32,25 @@ class UvaReplay(Placement):
 
     def queue(self) -> None:
         """Queue one batch on `self.stream` (the device draw, then the zero-copy gather) without waiting: `sample`
-        waits for it, and the pass probe (`replay.pass_probe`) times the queueing and the wait apart."""
+        waits for it, and the pass probe (`replay.pass_probe`) times the queueing, its parts and the wait apart."""
+        if not self.sampler.in_kernel:
+            self.draw()
+        launch(*self.kernel_call())
+
+    def draw(self) -> None:
+        """Queue the torch sampler's device draw into `self.idx` (the fused sampler draws inside its kernel)."""
+        with torch.cuda.stream(self.stream):
+            self.sampler.sample(self.storage, self.idx)
+
+    def kernel_call(self) -> tuple:
+        """`cupy_kernels.launch`'s arguments for the next pass's gather: the kernel, the stream, the rows, then the
+        kernel's own (the fused kernel's end with the draw's tick, so each call is the next draw)."""
         buffers = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
                    np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
         if self.sampler.in_kernel:
-            launch("sample_int4", self.stream, self.sample_rows, *buffers,
-                   *self.counter_draw_args(self.sampler.next_tick()))
-            return
-        with torch.cuda.stream(self.stream):
-            self.sampler.sample(self.storage, self.idx)
-        launch("gather_int4", self.stream, self.sample_rows, *buffers)
+            return ("sample_int4", self.stream, self.sample_rows, *buffers,
+                    *self.counter_draw_args(self.sampler.next_tick()))
+        return ("gather_int4", self.stream, self.sample_rows, *buffers)
 
     def sample(self) -> torch.Tensor:
         self.queue()
