@@ -383,9 +383,11 @@ def warps_a_row(name: str) -> int:
     return int(split.group(1)) if split else 1
 
 
+@functools.lru_cache(maxsize=None)
 def launch_grid(name: str, rows: int, threads: int = THREADS) -> tuple[tuple[int], tuple[int]]:
     """The grid and block of kernel `name` over a batch of `rows` rows: `warps_a_row(name)` warps a row, `threads` a
-    block (a multiple of 32: more work units in flight per block, same work per warp)."""
+    block (a multiple of 32: more work units in flight per block, same work per warp). Cached: a launch is on the
+    zero-copy pass's wall clock."""
     if threads % 32 or not 32 <= threads <= 1024:
         raise ValueError(f"threads per block must be a multiple of 32 in 32..1024, got {threads}")
     return (min(-(-rows * warps_a_row(name) // (threads // 32)), 65535),), (threads,)

@@ -26,6 +26,12 @@ class UvaReplay(Placement):
         self.out = self.storage.new_batch(self.sample_rows, device=self.device)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
         self.stream = torch.cuda.Stream(self.device)
+        # Fixed for the placement's life, so built once: a pass's host time is part of its wall time, and building
+        # these each pass took as long as CuPy's launch (issue 23, the pass probe's `split` mode).
+        self.gather_args = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()),
+                            np.uint64(self.out.data_ptr()), np.int32(self.sample_rows),
+                            np.int32(self.layout.stored_row_bytes // 16))
+        self.batch = self.out[:, : self.layout.width]
         torch.cuda.synchronize(self.device)  # `out`'s zero fill (default stream) lands before any draw writes it
         if self.prefill:
             self.sample()  # compile outside any timing
@@ -45,17 +51,15 @@ class UvaReplay(Placement):
     def kernel_call(self) -> tuple:
         """`cupy_kernels.launch`'s arguments for the next pass's gather: the kernel, the stream, the rows, then the
         kernel's own (the fused kernel's end with the draw's tick, so each call is the next draw)."""
-        buffers = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
-                   np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // 16))
         if self.sampler.in_kernel:
-            return ("sample_int4", self.stream, self.sample_rows, *buffers,
+            return ("sample_int4", self.stream, self.sample_rows, *self.gather_args,
                     *self.counter_draw_args(self.sampler.next_tick()))
-        return ("gather_int4", self.stream, self.sample_rows, *buffers)
+        return ("gather_int4", self.stream, self.sample_rows, *self.gather_args)
 
     def sample(self) -> torch.Tensor:
         self.queue()
         self.stream.synchronize()
-        return self.out[:, : self.layout.width]
+        return self.batch
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.batch_row_bytes
