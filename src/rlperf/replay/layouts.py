@@ -16,6 +16,7 @@ packed cumulative widths, so the padding between fields is invisible to them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from rlperf.errors import choice_error
@@ -122,33 +123,35 @@ class StorageLayout:
         used = fields[-1].stop if fields else 0
         return _round_up(used, max(self.align_bytes, WORD_BYTES))
 
-    # RowLayout-compatible names (placements size buffers in float32 words).
-    @property
+    # RowLayout-compatible names (placements size buffers in float32 words). Cached: placements read them on every
+    # pass (launch arguments, batch views), and each read laid out every field again; on the zero-copy pass that
+    # took as long as CuPy's launch (issue 23, docs/replay-zero-copy.md).
+    @functools.cached_property
     def stored_row_bytes(self) -> int:
         return self._row_bytes(self.stored_fields())
 
-    @property
+    @functools.cached_property
     def batch_row_bytes(self) -> int:
         return self._row_bytes(self.batch_fields())
 
-    @property
+    @functools.cached_property
     def terminal_row_bytes(self) -> int:
         return self._row_bytes(self.terminal_fields()) if self.elide_next else 0
 
-    @property
+    @functools.cached_property
     def stored_width(self) -> int:
         return self.stored_row_bytes // WORD_BYTES
 
-    @property
+    @functools.cached_property
     def batch_width(self) -> int:
         return self.batch_row_bytes // WORD_BYTES
 
-    @property
+    @functools.cached_property
     def width(self) -> int:
         """Words of a batch row a consumer sees (padding words excluded)."""
         return _round_up(self.batch_fields()[-1].stop, WORD_BYTES) // WORD_BYTES
 
-    @property
+    @functools.cached_property
     def row_bytes(self) -> int:
         return self.width * WORD_BYTES
 
