@@ -34,6 +34,7 @@ class GpuReplay(Placement):
         self.make_storage(dev)
         self.make_sampler(dev)
         self.out = self.storage.new_batch(self.sample_rows, device=dev)
+        self.batch = self.out[:, : self.layout.width]  # what `sample` returns, built once
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
         self.stream = torch.cuda.Stream(self.device) if self.device is not None else None
         if self.device is not None:
@@ -59,6 +60,7 @@ class GpuReplay(Placement):
 
         self.kernel = "sample_int4" if self.vec_bytes == 16 else "sample_float2"
         self.launched = split_build(self.kernel, ROW_SPLITS[self.kernel])
+        self.fixed_args = self._fixed_args()
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -75,6 +77,7 @@ class GpuReplay(Placement):
         self.vplan = torch.from_numpy(self.plan.vectors).to(self.device)
         self.bplan = torch.from_numpy(self.plan.mixed_bytes).reshape(-1, 4).to(self.device)
         self.kernel = self.launched = COMPACT_KERNELS[COMPACT_MIXED]
+        self.fixed_args = self._fixed_args()
         if self.prefill:
             self.gpu_sample()  # compile outside any timing
 
@@ -95,8 +98,17 @@ class GpuReplay(Placement):
         """The fused kernel's arguments for draw `tick` (the kernel probe relaunches a tick with other launch
         shapes). For the compact kernel: `step_rows` moves the successor row (a diagnostic: other bytes);
         `vplan` replaces the vector plan and `table` (int4 rows, whole blocks of 16) its shared table, for a
-        diagnostic plan or the `merge` plan (`replay.compact_merge`)."""
+        diagnostic plan or the `merge` plan (`replay.compact_merge`). Without those, the fixed part is the one
+        built at setup (`self.fixed_args`), so a pass builds only the draw's."""
         draw = self.counter_draw_args(tick)
+        if step_rows is None and vplan is None and table is None:
+            return (*self.fixed_args, *draw)
+        return (*self._fixed_args(step_rows=step_rows, vplan=vplan, table=table), *draw)
+
+    def _fixed_args(self, *, step_rows: int | None = None, vplan: torch.Tensor | None = None,
+                    table: torch.Tensor | None = None) -> tuple:
+        """The kernel's arguments before the draw's: pointers, shapes and (compact) the plan; the same every
+        pass unless a diagnostic overrides a part (`kernel_args`)."""
         if self.layout.elide_next:
             st = self.storage
             step = self.step_rows if step_rows is None else step_rows
@@ -107,21 +119,21 @@ class GpuReplay(Placement):
                                                        plan, bplan)),
                     np.int32(self.sample_rows), np.int32(self.layout.batch_row_bytes // 16), np.int32(blocks),
                     np.int32(self.layout.stored_row_bytes), np.int32(self.layout.terminal_row_bytes),
-                    np.uint64(step), *draw)
+                    np.uint64(step))
         if step_rows is not None or vplan is not None or table is not None:
             raise ValueError(f"step_rows, vplan and table are the compact kernel's; layout {self.layout.name!r} "
                              "is not elided")
         return (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()), np.uint64(self.out.data_ptr()),
-                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes), *draw)
+                np.int32(self.sample_rows), np.int32(self.layout.stored_row_bytes // self.vec_bytes))
 
     def sample(self) -> torch.Tensor:
         if self.stream is None:
             self.gpu_sample()
-            return self.out[:, : self.layout.width]
+            return self.batch
         with torch.cuda.stream(self.stream):
             self.gpu_sample()
         self.stream.synchronize()
-        return self.out[:, : self.layout.width]
+        return self.batch
 
     def bytes_per_sample(self) -> dict[str, int]:
         batch = self.sample_rows * self.layout.batch_row_bytes
