@@ -7,6 +7,11 @@
 #   bash scripts/device/issue23_s13.sh host     (summary.txt, all.tgz; about 15 s a process)
 #     host against reference-host, interleaved, in as many fresh processes as fit (at most 8): the absolute
 #     targets (1.87 / 4.46 ms) are judged in the process state the issue's run was in, which comes by chance.
+#   bash scripts/device/issue23_s13.sh capacity (summary.txt, all.tgz; about 5 minutes)
+#     part e read uva-bf16 at 1.300 / 1.426 / 1.482 ms at 2^20 / 2^22 / 2^24 rows in one process, uva-fused-bf16
+#     flat (1.29-1.33): the capacity, or the process's later state? The pass probe of uva-bf16 (split: the draw and
+#     the wait apart) at 2^20 and 2^24 alternating, 3 fresh processes each, then uva-bf16 alone at 2^24 and 2^20
+#     in fresh `rlperf replay` processes, alternating.
 source "$(dirname "$0")/common.sh"
 R=$WORK/s13
 mkdir -p "$R"
@@ -20,7 +25,28 @@ case "${1:-}" in
   host)
     interleaved host 1 8 --placements host --against reference-host
     ;;
-  *) echo "usage: issue23_s13.sh report|host" >&2; exit 2 ;;
+  capacity)
+    for k in 1 2 3; do
+      for e in 20 24; do
+        [ "$(left)" -lt 60 ] && { log "pass probe 2^$e process $k not started: $(left) s left"; break 2; }
+        timeout 90 python3 scripts/device/probe_pass.py --placement uva-bf16 --capacity-exponent "$e" \
+          --modes device-held,sample,pass,split,call --out "$R/pass-$e-$k.json" > /dev/null 2> "$R/pass-$e-$k.log"
+        log "pass probe uva-bf16 2^$e, process $k: rc=$? after $((SECONDS - START)) s"
+      done
+    done
+    python3 scripts/device/probe_pass.py --summarize "$R"/pass-*.json --out-md "$R/pass.md" >> "$R/pass.log" 2>&1
+    cat "$R/pass.md" >> "$OUT/summary.txt"
+    for k in 1 2 3; do
+      for e in 24 20; do
+        replay "b$e-$k" uva-bf16 "$e" --no-ceilings
+      done
+    done
+    for e in 24 20; do
+      python3 scripts/run_noise.py "$R"/b$e-?/results.json --out-md "$R/noise-$e.md" >> "$R/noise.log" 2>&1
+      cat "$R/noise-$e.md" >> "$OUT/summary.txt"
+    done
+    ;;
+  *) echo "usage: issue23_s13.sh report|host|capacity" >&2; exit 2 ;;
 esac
 cp "$WORK/machine.txt" "$OUT/summary.txt" "$R/"
 tar czf "$OUT/all.tgz" -C "$R" .
