@@ -12,6 +12,9 @@
 #     flat (1.29-1.33): the capacity, or the process's later state? The pass probe of uva-bf16 (split: the draw and
 #     the wait apart) at 2^20 and 2^24 alternating, 3 fresh processes each, then uva-bf16 alone at 2^24 and 2^20
 #     in fresh `rlperf replay` processes, alternating.
+#   bash scripts/device/issue23_s13.sh ab       (summary.txt, all.tgz; about 3 minutes)
+#     uva-bf16 and uva-fused-bf16 at 2^20 at three commits (before the launch cut, after it, after the layout cache),
+#     in fresh processes, the order rotated: which change bought uva-bf16's drop from 1.53 to 1.31 ms.
 source "$(dirname "$0")/common.sh"
 R=$WORK/s13
 mkdir -p "$R"
@@ -46,7 +49,29 @@ case "${1:-}" in
       cat "$R/noise-$e.md" >> "$OUT/summary.txt"
     done
     ;;
-  *) echo "usage: issue23_s13.sh report|host|capacity" >&2; exit 2 ;;
+  ab)
+    # uva-bf16 read 1.309 ms (5 processes) after the cuts, against 1.532-1.551 before them on this host (other
+    # days): more than the H100 split probe's 0.02-0.04 ms for the arguments. Which commit bought it? Three arms in
+    # their own worktrees, fresh processes, the arm order rotated each round: aa2021b (before the cuts), 8e48294
+    # (the uva placements' arguments and batch view built once), f78bc20 (StorageLayout's sizes cached).
+    for c in aa2021b 8e48294 f78bc20; do git worktree add -q "/tmp/w-$c" "$c" || exit 1; done
+    arms=(aa2021b 8e48294 f78bc20)
+    for k in 0 1 2 3; do
+      for j in 0 1 2; do
+        c=${arms[(j + k) % 3]}
+        [ "$(left)" -lt 30 ] && { log "arm $c round $k not started: $(left) s left"; break 2; }
+        (cd "/tmp/w-$c" && PYTHONPATH="/tmp/w-$c/src:/tmp/site" timeout 60 python3 -m rlperf replay \
+          --task g1_motion_tracking --sim motrix --placements uva-bf16,uva-fused-bf16 --capacity-exponents 20 \
+          --gpu-counts 1 --no-plots --no-ceilings --out-json "$R/ab-$c-$k/results.json" > "$R/ab-$c-$k.log" 2>&1)
+        log "arm $c round $k: rc=$? after $((SECONDS - START)) s"
+      done
+    done
+    for c in "${arms[@]}"; do
+      python3 scripts/run_noise.py "$R"/ab-$c-?/results.json --out-md "$R/ab-$c.md" >> "$R/noise.log" 2>&1
+      cat "$R/ab-$c.md" >> "$OUT/summary.txt"
+    done
+    ;;
+  *) echo "usage: issue23_s13.sh report|host|capacity|ab" >&2; exit 2 ;;
 esac
 cp "$WORK/machine.txt" "$OUT/summary.txt" "$R/"
 tar czf "$OUT/all.tgz" -C "$R" .
