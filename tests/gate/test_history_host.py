@@ -56,3 +56,33 @@ def test_the_newest_fingerprint_is_the_history_host(where):
 def test_a_history_without_fingerprints_is_not_refused(where):
     w, ran = where
     assert flow.history_host_change(w) == [] and flow.backfill(w, "A..B")[0] == GateExit.OK and ran == [SHA]
+
+
+def test_a_gate_under_another_hosts_factors_says_so(tmp_path):
+    """The gate's derived factors are one host's noise: judged on another host, the verdict notes it (2026-12-05:
+    a 2-vCPU Intel box gated under the AMD box's machine name, and nothing said so)."""
+    from rlperf.gate.host import foreign_factors_note
+
+    results = tmp_path / "results"
+    assert foreign_factors_note(str(results), "box") is None  # no fingerprint yet: nothing to compare
+    _store(results, "b" * 40, fingerprint.static_facts(), "2026-12-02T05:00:00Z")
+    assert foreign_factors_note(str(results), "box") is None
+    _store(results, "c" * 40, {**fingerprint.static_facts(), "cpu": "AMD EPYC"}, "2026-12-03T05:00:00Z")
+    note = foreign_factors_note(str(results), "box")
+    assert "'box'" in note and "AMD EPYC" in note and "rlperf machine --print-name" in note
+
+
+def test_the_note_joins_the_verdict_only_when_derived_factors_are_in_use(tmp_path):
+    from types import SimpleNamespace
+
+    from rlperf.commands.gate import _note_foreign_factors
+    from rlperf.gate.thresholds import Threshold
+
+    _store(tmp_path / "results", "c" * 40, {**fingerprint.static_facts(), "cpu": "AMD EPYC"}, "2026-12-03T05:00:00Z")
+    where = flow.Where(repo=str(tmp_path), results_dir=str(tmp_path / ".asv"), machine="box",
+                       conf=str(tmp_path / "asv.conf.json"))  # no asv.conf.json: the history is results/
+    derived = Threshold(name="p", source="history", n=9, sigma=0.05, factor=1.2, detail="")
+    for table, notes in (({}, 0), ({"p": derived}, 1)):
+        verdict = SimpleNamespace(notes=[])
+        _note_foreign_factors(verdict, SimpleNamespace(table=table), where)
+        assert len(verdict.notes) == notes

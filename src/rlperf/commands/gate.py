@@ -137,16 +137,23 @@ def _where(args):
 
 def _results_dir(args, repo: str, conf: str) -> str:
     """--results-dir; else a --run's git-ignored local folder (unless --store); else the history:
-    asv.conf.json's results_dir, relative to the repository (asv's own default, results, without one)."""
-    from rlperf.asvtools.conf import load_conf
-    from rlperf.errors import UsageError
-    from rlperf.gate.exitcodes import InfrastructureError
+    asv.conf.json's results_dir (`_history_dir`)."""
     from rlperf.gate.flow import local_results_dir
 
     if args.results_dir is not None:
         return os.path.abspath(args.results_dir)
     if args.run is True and not args.store and not args.backfill:  # --backfill exists to store
         return local_results_dir(repo)
+    return _history_dir(repo, conf)
+
+
+def _history_dir(repo: str, conf: str) -> str:
+    """The committed results history: asv.conf.json's results_dir, relative to the repository (asv's own default,
+    results, without one)."""
+    from rlperf.asvtools.conf import load_conf
+    from rlperf.errors import UsageError
+    from rlperf.gate.exitcodes import InfrastructureError
+
     if not os.path.isfile(conf):
         return os.path.join(repo, "results")
     try:
@@ -280,6 +287,8 @@ def _gate(args) -> int:
     verdict = (gate_working_tree(where, args.base, args.head, config, changed=changed, **options) if changed
                else gate(where, args.base, args.head, config, run=args.run, **options))
     _label(verdict, config)
+    if args.run is True:  # measured on this host now (stored results were measured on their history's host)
+        _note_foreign_factors(verdict, config, where)
     markdown = to_markdown(verdict, reproduce=_reproduce(args, where, config))
     print(markdown)
     if args.out_json:
@@ -287,6 +296,18 @@ def _gate(args) -> int:
     if args.out_md:
         write_text(args.out_md, markdown)
     return int(verdict.exit_code)
+
+
+def _note_foreign_factors(verdict, config, where) -> None:
+    """Say so in the verdict when the derived factors judging this host's measurements come from another host's
+    noise (gate.host)."""
+    from rlperf.gate.host import foreign_factors_note
+
+    if not any(t.factor is not None for t in (config.table or {}).values()):
+        return  # gate.toml's factors only: no host's noise behind them
+    note = foreign_factors_note(_history_dir(where.repo, where.conf), where.machine)
+    if note:
+        verdict.notes.append(note)
 
 
 def _uncommitted(args, where) -> list[str]:

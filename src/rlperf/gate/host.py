@@ -90,5 +90,17 @@ def history_host_change(results_dir: str, machine: str) -> list[str]:
     return differing(stored, static_facts(), "history", "this host") if stored else []
 
 
-__all__ = ["MIN_BAND", "HostCheck", "compare_hosts", "differing", "history_host_change"]
+def foreign_factors_note(history_dir: str, machine: str) -> str | None:
+    """A verdict's note when `machine`'s derived factors come from another host's noise than this one's (None when
+    the hosts agree or the history has no fingerprint): the false-alarm rate measured for those factors is that
+    host's, so here they are untested (seen: a 2-vCPU Intel box gated under the AMD box's name, 2026-12-05)."""
+    changed = history_host_change(history_dir, machine)
+    if not changed:
+        return None
+    return (f"the factors of machine {machine!r} were derived from noise measured on another host "
+            f"({'; '.join(changed)}), so their false-alarm rate on this host is unmeasured: gate under this host's "
+            "own machine name (`rlperf machine --print-name`) to use factors measured here")
+
+
+__all__ = ["MIN_BAND", "HostCheck", "compare_hosts", "differing", "foreign_factors_note", "history_host_change"]
 
