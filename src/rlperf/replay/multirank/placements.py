@@ -92,7 +92,6 @@ class GpuReplicaRank(_Rank, GpuReplay):
         dev = self.ctx.tensor_device
         self.table = self._make_table()
         self.out = torch.empty((self.sample_rows, self.layout.stored_width), dtype=torch.float32, device=dev)
-        self.batch = self.out[:, : self.layout.width]  # what GpuReplay.sample returns
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
         self.sampler = make_sampler("torch", seed=self.seed, device=self.device or dev)
         self.stream = torch.cuda.Stream(dev) if self.device is not None else None

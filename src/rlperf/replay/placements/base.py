@@ -7,6 +7,7 @@ A placement is one storage x sampler x transfer combination (see `specs`); the c
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -53,6 +54,12 @@ class Placement(ABC):
             self.storage.prefill_pattern()
         self.table = self.storage.table
         return self.storage
+
+    @functools.cached_property
+    def batch(self) -> torch.Tensor:
+        """The learner's view of `self.out` (padding words dropped), for the placements that gather into an `out`
+        set at setup: derived once, since `sample` returns it every pass and a slice is host time on its clock."""
+        return self.out[:, : self.layout.width]
 
     @property
     def storage_bytes(self) -> int:

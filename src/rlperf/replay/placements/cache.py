@@ -55,7 +55,7 @@ class GpuCacheReplay(Placement):
         self.src = (src + hi - lo) % self.capacity_rows
         self.learn_stream.synchronize()
         self.copy_stream.synchronize()
-        return self.out[:, : self.layout.width]
+        return self.batch
 
     def last_indices(self) -> torch.Tensor:
         """Host row ids of the last batch (the cache maps slots to host rows)."""

@@ -34,7 +34,6 @@ class GpuReplay(Placement):
         self.make_storage(dev)
         self.make_sampler(dev)
         self.out = self.storage.new_batch(self.sample_rows, device=dev)
-        self.batch = self.out[:, : self.layout.width]  # what `sample` returns, built once
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=dev)
         self.stream = torch.cuda.Stream(self.device) if self.device is not None else None
         if self.device is not None:

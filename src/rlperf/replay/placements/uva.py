@@ -26,12 +26,12 @@ class UvaReplay(Placement):
         self.out = self.storage.new_batch(self.sample_rows, device=self.device)
         self.idx = torch.empty(self.sample_rows, dtype=torch.int64, device=self.device)
         self.stream = torch.cuda.Stream(self.device)
-        # Fixed for the placement's life, so built once: a pass's host time is part of its wall time, and building
-        # these each pass took as long as CuPy's launch (issue 23, the pass probe's `split` mode).
+        # Fixed for the placement's life, so built once (as the batch view, `Placement.batch`): a pass's host time is
+        # part of its wall time, and building these each pass took as long as CuPy's launch (issue 23, the pass
+        # probe's `split` mode).
         self.gather_args = (np.uint64(self.table.data_ptr()), np.uint64(self.idx.data_ptr()),
                             np.uint64(self.out.data_ptr()), np.int32(self.sample_rows),
                             np.int32(self.layout.stored_row_bytes // 16))
-        self.batch = self.out[:, : self.layout.width]
         torch.cuda.synchronize(self.device)  # `out`'s zero fill (default stream) lands before any draw writes it
         if self.prefill:
             self.sample()  # compile outside any timing
