@@ -155,10 +155,13 @@ class E2ELearner:
 
         if not nvidia_smi_free_bytes():
             raise NotImplementedError("the learner benchmark needs a CUDA device; none visible (nvidia-smi)")
+        from rlperf.e2e.learner.timing import learner_iteration_ms, learner_missing_reason
+
+        missing = learner_missing_reason(task, SIM)
+        if missing:
+            raise NotImplementedError(missing)
         if (task, mode) not in self._cached:
             import torch
-
-            from rlperf.e2e.learner.timing import learner_iteration_ms
 
             self._cached[(task, mode)] = learner_iteration_ms(task, SIM, mode, device=torch.device("cuda", 0),
                                                               warmup=5, repeat=20)

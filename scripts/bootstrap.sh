@@ -43,7 +43,7 @@ try:
     import mujoco
     physics = f"mujoco {mujoco.__version__}"
 except ImportError:
-    physics = "mujoco missing (e2e collector tests skip)"
+    physics = "mujoco missing (the collector, the walk learner and their tests and asv points skip)"
 print(f"bootstrap: torch {torch.__version__} (cuda={torch.cuda.is_available()}), "
       f"numba {numba.__version__}, numpy {numpy.__version__}, {physics}")
 PY

@@ -49,6 +49,7 @@ def test_projection_keeps_mass_and_mean_inside_the_support():
     assert torch.allclose(on_grid, probs, atol=1e-6)
 
 
+@pytest.mark.usefixtures("g1_model")  # tests/e2e/conftest.py: the walk learner's mirror
 def test_td_loss_falls_on_a_fixed_batch():
     # gamma 0: the TD target is the reward itself (two atoms), so the cross-entropy has room to fall
     # from ~2 ln(21) (both critics near uniform) toward the entropy of that two-atom target.
@@ -60,6 +61,7 @@ def test_td_loss_falls_on_a_fixed_batch():
     assert sum(losses[-5:]) / 5 < 0.6 * sum(losses[:5]) / 5, losses[::10]
 
 
+@pytest.mark.usefixtures("g1_model")  # tests/e2e/conftest.py: the walk learner's mirror
 def test_td_loss_falls_with_bootstrapping():
     cfg = learner_config("g1_walk_flat", "mujoco", [*TINY, "algo.critic_lr=3e-3"])
     learner = SacLearner(cfg, seed=0)
@@ -91,6 +93,7 @@ def test_iteration_follows_updates_and_policy_frequency_and_moves_targets():
         learner.iteration(synthetic_batch(cfg, cfg.learner_batch))
 
 
+@pytest.mark.usefixtures("g1_model")  # tests/e2e/conftest.py: the walk learner's mirror
 def test_bf16_autocast_runs_on_cpu():
     cfg = learner_config("g1_walk_flat", "mujoco", [*TINY[:-1], "training.use_amp=true"])
     learner = SacLearner(cfg, seed=0)
@@ -100,6 +103,7 @@ def test_bf16_autocast_runs_on_cpu():
     assert action.shape == (3, cfg.action_dim) and action.abs().max() <= 1.0
 
 
+@pytest.mark.usefixtures("g1_model")  # tests/e2e/conftest.py: the walk learner's mirror
 def test_learner_timing_returns_one_sample_per_iteration():
     from rlperf.e2e.learner.timing import learner_iteration_ms
 
@@ -112,6 +116,7 @@ def test_learner_timing_returns_one_sample_per_iteration():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["eager", "compile", "cuda-graphs"])
+@pytest.mark.usefixtures("g1_model")
 def test_learner_modes_run_on_the_gpu(mode):
     import torch
 

@@ -22,7 +22,7 @@ def test_skip_all_is_a_reason_in_setup():
         bench.E2EIteration().setup(cache, "g1_walk_flat", "gpu-fused", "one_tick")
 
 
-def test_a_point_is_measured_alone_or_skipped_with_its_reason(monkeypatch, fake_collector):
+def test_a_point_is_measured_alone_or_skipped_with_its_reason(monkeypatch, fake_collector, g1_model):
     point = bench.measure_point("g1_walk_flat", "host", "one_tick", iterations=2, warmup=0, overrides=TINY, threads=1)
     assert len(point["iteration_ms"]) == len(point["exposed_replay_wait_ms"]) == 2
     assert all(v > 0 for v in point["env_steps_per_s"])
@@ -56,3 +56,18 @@ def test_learner_point_skips_without_cuda(monkeypatch):
     monkeypatch.setattr("rlperf.measure.guards.nvidia_smi_free_bytes", lambda: [])
     with pytest.raises(NotImplementedError, match="needs a CUDA device"):
         bench.E2ELearner().setup("g1_motion_tracking", "eager")
+
+
+def test_points_skip_without_the_g1_model(monkeypatch):
+    """Without the e2e extra, the collector point and the walk learner point skip with the install hint, instead of
+    failing inside the collector or the learner's mirror; the motion-tracking learner (no mirror) is not held back."""
+    from rlperf.e2e.collector import assets
+    from rlperf.e2e.learner.timing import learner_missing_reason
+
+    monkeypatch.setattr(assets, "ASSET_PACKAGE", "rlperf_no_such_asset_package")
+    with pytest.raises(NotImplementedError, match="G1 model needs .*rlperf_no_such_asset_package.*pip install"):
+        bench.E2ECollectorStep().setup("g1_walk_flat", "fused")
+    monkeypatch.setattr("rlperf.measure.guards.nvidia_smi_free_bytes", lambda: [80 << 30])
+    with pytest.raises(NotImplementedError, match="g1_walk_flat learner mirrors .*rlperf_no_such_asset_package"):
+        bench.E2ELearner().setup("g1_walk_flat", "eager")
+    assert learner_missing_reason("g1_motion_tracking", bench.SIM) is None

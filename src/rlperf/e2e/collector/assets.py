@@ -9,6 +9,7 @@ without per-body Python getters. Only `mujoco` is imported, never its viewer (th
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,15 @@ TRACKED_BODIES = (
 )
 FEET_SITES = ("left_foot", "right_foot")
 INSTALL_HINT = "install the optional extra: pip install 'rlperf[e2e]' (mujoco-core + the G1 assets)"
+
+
+def model_missing_reason() -> str | None:
+    """Why the G1 model cannot be loaded here (mujoco or the asset package not installed), else None.
+
+    Found without importing either, so the asv skips, the CLI's input check and the tests can ask first
+    instead of failing deep inside a collector or the walk learner's mirror."""
+    missing = [name for name in ("mujoco", ASSET_PACKAGE) if importlib.util.find_spec(name) is None]
+    return f"the G1 model needs {' and '.join(missing)}; {INSTALL_HINT}" if missing else None
 
 
 def require_mujoco():

@@ -16,6 +16,17 @@ LEARNER_MODES = {
 }
 
 
+def learner_missing_reason(task: str, sim: str) -> str | None:
+    """Why `task`'s learner cannot be built here, else None. With use_symmetry it mirrors each batch by the
+    G1 model's joint order (symmetry.g1_order), so it needs the e2e extra even on a synthetic batch."""
+    if not learner_config(task, sim).use_symmetry:
+        return None
+    from rlperf.e2e.collector.assets import model_missing_reason  # noqa: PLC0415 - imports no MuJoCo
+
+    missing = model_missing_reason()
+    return f"the {task} learner mirrors its batches by the G1 model's joints: {missing}" if missing else None
+
+
 def learner_iteration_ms(task: str, sim: str, mode: str, *, device, warmup: int, repeat: int,
                          overrides: tuple[str, ...] = ()) -> list[float]:
     """Samples in ms of `SacLearner.iteration` (compile and graph capture happen in the warmup)."""

@@ -16,12 +16,19 @@ KERNELS = ("fused", "numpy")
 
 
 def collector_missing_reason() -> str | None:
-    """Why the real collector cannot be used here, else None (checked without importing it)."""
+    """Why the real collector cannot be used here, else None (checked without importing it or MuJoCo).
+
+    Both of its physics need the G1 model ("recorded" records its states with MuJoCo first), so a missing
+    mujoco or asset package is a reason too."""
     try:
         found = importlib.util.find_spec(COLLECTOR_MODULE) is not None
     except ModuleNotFoundError:
         found = False
-    return None if found else f"{COLLECTOR_MODULE} is not installed (the MuJoCo collector); nothing to drive"
+    if not found:
+        return f"{COLLECTOR_MODULE} is not installed (the MuJoCo collector); nothing to drive"
+    from rlperf.e2e.collector.assets import model_missing_reason  # noqa: PLC0415 - imports no MuJoCo
+
+    return model_missing_reason()
 
 
 def load_collector_class():
