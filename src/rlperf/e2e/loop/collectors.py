@@ -16,10 +16,11 @@ KERNELS = ("fused", "numpy")
 
 
 def collector_missing_reason() -> str | None:
-    """Why the real collector cannot be used here, else None (checked without importing it or MuJoCo).
+    """Why the real collector cannot be used here, else None, checked without importing MuJoCo.
 
     Both of its physics need the G1 model ("recorded" records its states with MuJoCo first), so a missing
-    mujoco or asset package is a reason too."""
+    mujoco or asset package is a reason too. Asking that imports the collector package (its `assets`
+    module, about 0.1 s with numpy), but only once the package is known to exist."""
     try:
         found = importlib.util.find_spec(COLLECTOR_MODULE) is not None
     except ModuleNotFoundError:
